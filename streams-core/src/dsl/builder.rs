@@ -1,0 +1,132 @@
+//! `StreamsBuilder`: the entry point of the DSL.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+
+use crate::dsl::{Consumed, KStream};
+use crate::error::{Result, StreamsError};
+use crate::topology::{Topics, Topology};
+
+pub(crate) struct BuilderInner {
+    pub(crate) topology: Topology,
+    counter: u64,
+    error: Option<StreamsError>,
+}
+
+/// Builds a [`Topology`] with the DSL, Kafka's `StreamsBuilder`.
+///
+/// Operators add nodes as they are called, named `PREFIX-0000000007` from
+/// one counter shared by all nodes (and, later, stores), exactly as Kafka
+/// names them, unless given a name. The first error (a bad pattern, a name
+/// used twice) is kept and returned by [`StreamsBuilder::build`], so that
+/// operator chains stay free of `?`.
+///
+/// ```
+/// use streams_core::StreamsBuilder;
+///
+/// let builder = StreamsBuilder::new();
+/// builder.stream::<String, String>("in").filter(|_, v| !v.is_empty()).to("out");
+/// let topology = builder.build()?;
+/// assert_eq!(
+///     topology.node_names(),
+///     ["KSTREAM-SOURCE-0000000000", "KSTREAM-FILTER-0000000001", "KSTREAM-SINK-0000000002"]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct StreamsBuilder {
+    inner: Rc<RefCell<BuilderInner>>,
+}
+
+impl Default for StreamsBuilder {
+    fn default() -> Self {
+        StreamsBuilder::new()
+    }
+}
+
+impl fmt::Debug for StreamsBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner.borrow();
+        f.debug_struct("StreamsBuilder")
+            .field("topology", &inner.topology)
+            .field("error", &inner.error)
+            .finish()
+    }
+}
+
+impl StreamsBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        StreamsBuilder {
+            inner: Rc::new(RefCell::new(BuilderInner {
+                topology: Topology::new(),
+                counter: 0,
+                error: None,
+            })),
+        }
+    }
+
+    /// A new generated name: `prefix` and the next counter value, ten digits.
+    pub(crate) fn new_name(&self, prefix: &str) -> String {
+        let mut inner = self.inner.borrow_mut();
+        let n = inner.counter;
+        inner.counter += 1;
+        format!("{prefix}{n:010}")
+    }
+
+    /// Runs `f` on the topology under construction, keeping the first error.
+    pub(crate) fn with_topology<E: Into<StreamsError>>(
+        &self,
+        f: impl FnOnce(&mut Topology) -> std::result::Result<(), E>,
+    ) {
+        let mut inner = self.inner.borrow_mut();
+        if let Err(e) = f(&mut inner.topology)
+            && inner.error.is_none()
+        {
+            inner.error = Some(e.into());
+        }
+    }
+
+    /// A stream of the records of `topics` (one name, several, or
+    /// [`Topics::pattern`]) with the default serdes for `K` and `V`.
+    pub fn stream<K: Clone + 'static, V: Clone + 'static>(&self, topics: impl Into<Topics>) -> KStream<K, V> {
+        self.stream_with(topics, Consumed::default())
+    }
+
+    /// A stream of the records of `topics`, read as `consumed` says.
+    pub fn stream_with<K: Clone + 'static, V: Clone + 'static>(
+        &self,
+        topics: impl Into<Topics>,
+        consumed: Consumed<K, V>,
+    ) -> KStream<K, V> {
+        let name = match &consumed.name {
+            Some(n) => n.clone(),
+            None => self.new_name("KSTREAM-SOURCE-"),
+        };
+        let topics = topics.into();
+        let (ks, vs) = (consumed.key_serde.clone(), consumed.value_serde.clone());
+        self.with_topology(|t| {
+            let kind = Topology::source_kind(&name, topics)?;
+            t.add_typed_source::<K, V>(&name, kind, ks, vs)
+        });
+        KStream::new(self.clone(), name, consumed.key_serde, consumed.value_serde)
+    }
+
+    /// The topology built so far.
+    ///
+    /// # Errors
+    /// The first error any operator met, or [`TopologyError::NoSource`](crate::TopologyError::NoSource).
+    pub fn build(&self) -> Result<Topology> {
+        let mut inner = self.inner.borrow_mut();
+        if let Some(e) = inner.error.take() {
+            // Keep failing on later calls, with the same text.
+            inner.error = Some(StreamsError::InvalidArgument(format!(
+                "this builder failed earlier: {e}"
+            )));
+            return Err(e);
+        }
+        inner.topology.validate()?;
+        Ok(inner.topology.clone())
+    }
+}

@@ -1,0 +1,408 @@
+//! `KStream`: a record stream and its stateless operators.
+
+use std::fmt;
+use std::rc::Rc;
+
+use crate::dsl::processors::{
+    Filter, FlatMap, FlatMapValues, Map, MapValues, PassThrough, Peek, SelectKey,
+};
+use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
+use crate::processor::Processor;
+use crate::record::Record;
+use crate::serde::SerdeRef;
+use crate::topology::{NodeKind, SinkTopic, TopicName, Topology};
+
+/// A stream of records, Kafka's `KStream<K, V>`.
+///
+/// Every operator adds a node to the topology and returns the stream of
+/// its output. Closures see keys as `Option<&K>` and values as `&V`; see
+/// the [module docs](crate::dsl) for how tombstones pass through.
+///
+/// ```
+/// use streams_core::StreamsBuilder;
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<String, String>("sentences")
+///     .flat_map_values(|s: &String| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+///     .named("shout")
+///     .map_values(|w| w.to_uppercase())
+///     .to("words");
+/// assert_eq!(builder.build()?.node_names()[2], "shout");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct KStream<K, V> {
+    builder: StreamsBuilder,
+    node: String,
+    pub(crate) key_serde: Option<SerdeRef<K>>,
+    pub(crate) value_serde: Option<SerdeRef<V>>,
+    next_name: Option<String>,
+}
+
+impl<K, V> Clone for KStream<K, V> {
+    fn clone(&self) -> Self {
+        KStream {
+            builder: self.builder.clone(),
+            node: self.node.clone(),
+            key_serde: self.key_serde.clone(),
+            value_serde: self.value_serde.clone(),
+            next_name: self.next_name.clone(),
+        }
+    }
+}
+
+impl<K, V> fmt::Debug for KStream<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KStream").field("node", &self.node).finish_non_exhaustive()
+    }
+}
+
+impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
+    pub(crate) fn new(
+        builder: StreamsBuilder,
+        node: String,
+        key_serde: Option<SerdeRef<K>>,
+        value_serde: Option<SerdeRef<V>>,
+    ) -> Self {
+        KStream {
+            builder,
+            node,
+            key_serde,
+            value_serde,
+            next_name: None,
+        }
+    }
+
+    /// The name of the node whose output this stream is.
+    pub fn node_name(&self) -> &str {
+        &self.node
+    }
+
+    /// The builder this stream belongs to.
+    pub fn builder(&self) -> &StreamsBuilder {
+        &self.builder
+    }
+
+    /// Names the node that the next operator on this stream adds (Kafka's
+    /// `Named.as(..)`), instead of a generated name. A named node does not
+    /// use a number of the shared counter.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.next_name = Some(name.into());
+        self
+    }
+
+    pub(crate) fn take_name(&mut self, prefix: &str) -> String {
+        match self.next_name.take() {
+            Some(n) => n,
+            None => self.builder.new_name(prefix),
+        }
+    }
+
+    /// Adds a processor node under this stream and returns its output stream.
+    pub(crate) fn add_processor<KR, VR, P, F>(
+        &self,
+        name: String,
+        supplier: F,
+        key_serde: Option<SerdeRef<KR>>,
+        value_serde: Option<SerdeRef<VR>>,
+    ) -> KStream<KR, VR>
+    where
+        KR: Clone + 'static,
+        VR: Clone + 'static,
+        P: Processor<K, V, KR, VR>,
+        F: Fn() -> P + 'static,
+    {
+        let parent = self.node.clone();
+        self.builder
+            .with_topology(|t| t.add_typed_processor::<K, V, KR, VR, P, F>(&name, supplier, &[&parent]));
+        KStream::new(self.builder.clone(), name, key_serde, value_serde)
+    }
+
+    /// Keeps the records for which `predicate` is true, Kafka's `filter`.
+    /// Tombstones pass.
+    pub fn filter(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
+        let name = self.take_name("KSTREAM-FILTER-");
+        let predicate: Rc<dyn Fn(Option<&K>, &V) -> bool> = Rc::new(predicate);
+        self.add_processor(
+            name,
+            move || Filter {
+                predicate: predicate.clone(),
+                keep_when: true,
+            },
+            self.key_serde.clone(),
+            self.value_serde.clone(),
+        )
+    }
+
+    /// Keeps the records for which `predicate` is false, Kafka's
+    /// `filterNot`. Tombstones pass.
+    pub fn filter_not(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
+        let name = self.take_name("KSTREAM-FILTER-");
+        let predicate: Rc<dyn Fn(Option<&K>, &V) -> bool> = Rc::new(predicate);
+        self.add_processor(
+            name,
+            move || Filter {
+                predicate: predicate.clone(),
+                keep_when: false,
+            },
+            self.key_serde.clone(),
+            self.value_serde.clone(),
+        )
+    }
+
+    /// Replaces each value, keeping the key, Kafka's `mapValues`.
+    /// A tombstone stays a tombstone.
+    pub fn map_values<VR: Clone + 'static>(self, mapper: impl Fn(&V) -> VR + 'static) -> KStream<K, VR> {
+        self.map_values_with_key(move |_, v| mapper(v))
+    }
+
+    /// Replaces each value, computed from key and value, Kafka's
+    /// `mapValues(ValueMapperWithKey)`.
+    pub fn map_values_with_key<VR: Clone + 'static>(
+        mut self,
+        mapper: impl Fn(Option<&K>, &V) -> VR + 'static,
+    ) -> KStream<K, VR> {
+        let name = self.take_name("KSTREAM-MAPVALUES-");
+        let mapper: Rc<dyn Fn(Option<&K>, &V) -> VR> = Rc::new(mapper);
+        self.add_processor(
+            name,
+            move || MapValues {
+                mapper: mapper.clone(),
+            },
+            self.key_serde.clone(),
+            None,
+        )
+    }
+
+    /// Replaces each record by zero or more values with the same key,
+    /// Kafka's `flatMapValues`. A tombstone stays one tombstone.
+    pub fn flat_map_values<VR: Clone + 'static, I: IntoIterator<Item = VR>>(
+        self,
+        mapper: impl Fn(&V) -> I + 'static,
+    ) -> KStream<K, VR> {
+        self.flat_map_values_with_key(move |_, v| mapper(v))
+    }
+
+    /// As [`KStream::flat_map_values`], from key and value.
+    pub fn flat_map_values_with_key<VR: Clone + 'static, I: IntoIterator<Item = VR>>(
+        mut self,
+        mapper: impl Fn(Option<&K>, &V) -> I + 'static,
+    ) -> KStream<K, VR> {
+        let name = self.take_name("KSTREAM-FLATMAPVALUES-");
+        let mapper: Rc<dyn Fn(Option<&K>, &V) -> Vec<VR>> = Rc::new(move |k, v| mapper(k, v).into_iter().collect());
+        self.add_processor(
+            name,
+            move || FlatMapValues {
+                mapper: mapper.clone(),
+            },
+            self.key_serde.clone(),
+            None,
+        )
+    }
+
+    /// Replaces each record by a new key and value, Kafka's `map`.
+    /// Tombstones are dropped and counted.
+    pub fn map<KR: Clone + 'static, VR: Clone + 'static>(
+        mut self,
+        mapper: impl Fn(Option<&K>, &V) -> (KR, VR) + 'static,
+    ) -> KStream<KR, VR> {
+        let name = self.take_name("KSTREAM-MAP-");
+        let mapper: Rc<dyn Fn(Option<&K>, &V) -> (KR, VR)> = Rc::new(mapper);
+        self.add_processor(
+            name,
+            move || Map {
+                mapper: mapper.clone(),
+            },
+            None,
+            None,
+        )
+    }
+
+    /// Replaces each record by zero or more records, Kafka's `flatMap`.
+    /// Tombstones are dropped and counted.
+    pub fn flat_map<KR: Clone + 'static, VR: Clone + 'static, I: IntoIterator<Item = (KR, VR)>>(
+        mut self,
+        mapper: impl Fn(Option<&K>, &V) -> I + 'static,
+    ) -> KStream<KR, VR> {
+        let name = self.take_name("KSTREAM-FLATMAP-");
+        let mapper: Rc<dyn Fn(Option<&K>, &V) -> Vec<(KR, VR)>> =
+            Rc::new(move |k, v| mapper(k, v).into_iter().collect());
+        self.add_processor(
+            name,
+            move || FlatMap {
+                mapper: mapper.clone(),
+            },
+            None,
+            None,
+        )
+    }
+
+    /// Gives each record a new key computed from key and value, Kafka's
+    /// `selectKey`. Tombstones are dropped and counted.
+    pub fn select_key<KR: Clone + 'static>(
+        mut self,
+        selector: impl Fn(Option<&K>, &V) -> KR + 'static,
+    ) -> KStream<KR, V> {
+        let name = self.take_name("KSTREAM-KEY-SELECT-");
+        let selector: Rc<dyn Fn(Option<&K>, &V) -> KR> = Rc::new(selector);
+        self.add_processor(
+            name,
+            move || SelectKey {
+                selector: selector.clone(),
+            },
+            None,
+            self.value_serde.clone(),
+        )
+    }
+
+    /// Calls `action` on each record and passes it on, Kafka's `peek`.
+    pub fn peek(mut self, action: impl Fn(Option<&K>, &V) + 'static) -> Self {
+        let name = self.take_name("KSTREAM-PEEK-");
+        let action: Rc<dyn Fn(Option<&K>, &V)> = Rc::new(action);
+        self.add_processor(
+            name,
+            move || Peek {
+                action: action.clone(),
+                forward: true,
+            },
+            self.key_serde.clone(),
+            self.value_serde.clone(),
+        )
+    }
+
+    /// Calls `action` on each record, a terminal operation, Kafka's `foreach`.
+    pub fn foreach(mut self, action: impl Fn(Option<&K>, &V) + 'static) {
+        let name = self.take_name("KSTREAM-FOREACH-");
+        let action: Rc<dyn Fn(Option<&K>, &V)> = Rc::new(action);
+        self.add_processor::<K, V, _, _>(
+            name,
+            move || Peek {
+                action: action.clone(),
+                forward: false,
+            },
+            None,
+            None,
+        );
+    }
+
+    /// The records of this stream and `other`, Kafka's `merge`.
+    pub fn merge(mut self, other: &KStream<K, V>) -> Self {
+        let name = self.take_name("KSTREAM-MERGE-");
+        let parents = [self.node.clone(), other.node.clone()];
+        self.builder.with_topology(|t| {
+            t.add_typed_processor::<K, V, K, V, PassThrough, _>(
+                &name,
+                || PassThrough,
+                &[&parents[0], &parents[1]],
+            )
+        });
+        KStream::new(self.builder.clone(), name, self.key_serde.clone(), self.value_serde.clone())
+    }
+
+    /// Attaches a custom processor, Kafka's `process`.
+    pub fn process<KR, VR, P>(mut self, supplier: impl Fn() -> P + 'static) -> KStream<KR, VR>
+    where
+        KR: Clone + 'static,
+        VR: Clone + 'static,
+        P: Processor<K, V, KR, VR>,
+    {
+        let name = self.take_name("KSTREAM-PROCESSOR-");
+        self.add_processor(name, supplier, None, None)
+    }
+
+    /// Writes the stream to `topic` with this stream's serdes (or the
+    /// defaults), Kafka's `to`.
+    pub fn to(self, topic: &str) {
+        self.to_with(topic, Produced::default());
+    }
+
+    /// Writes the stream to `topic` as `produced` says.
+    pub fn to_with(mut self, topic: &str, produced: Produced<K, V>) {
+        let name = match produced.name {
+            Some(n) => n,
+            None => self.take_name("KSTREAM-SINK-"),
+        };
+        let ks = produced.key_serde.or(self.key_serde.clone());
+        let vs = produced.value_serde.or(self.value_serde.clone());
+        let parent = self.node.clone();
+        let topic = TopicName::external(topic);
+        self.builder
+            .with_topology(|t| t.add_typed_sink::<K, V>(&name, SinkTopic::Fixed(topic), ks, vs, &[&parent]));
+    }
+
+    /// Writes each record to the topic `extractor` names for it, Kafka's
+    /// `to(TopicNameExtractor)`.
+    pub fn to_dynamic(self, extractor: impl Fn(&Record<K, V>) -> String + 'static) {
+        self.to_dynamic_with(extractor, Produced::default());
+    }
+
+    /// As [`KStream::to_dynamic`], with serdes and name from `produced`.
+    pub fn to_dynamic_with(
+        mut self,
+        extractor: impl Fn(&Record<K, V>) -> String + 'static,
+        produced: Produced<K, V>,
+    ) {
+        let name = match produced.name {
+            Some(n) => n,
+            None => self.take_name("KSTREAM-SINK-"),
+        };
+        let ks = produced.key_serde.or(self.key_serde.clone());
+        let vs = produced.value_serde.or(self.value_serde.clone());
+        let parent = self.node.clone();
+        let shown = std::any::type_name_of_val(&extractor).to_owned();
+        let extractor: Rc<dyn Fn(&Record<K, V>) -> String> = Rc::new(extractor);
+        self.builder.with_topology(|t| {
+            t.add_typed_sink::<K, V>(&name, SinkTopic::Extractor(extractor, shown), ks, vs, &[&parent])
+        });
+    }
+
+    /// Sends the stream through an internal topic, Kafka's `repartition()`:
+    /// `<application.id>-KSTREAM-REPARTITION-000000000N-repartition`.
+    pub fn repartition(self) -> Self {
+        self.repartition_with(Repartitioned::default())
+    }
+
+    /// As [`KStream::repartition`], with serdes and the topic's name
+    /// (`<application.id>-<name>-repartition`) from `repartitioned`.
+    pub fn repartition_with(mut self, repartitioned: Repartitioned<K, V>) -> Self {
+        let generated = repartitioned.name.is_none();
+        let base = match repartitioned.name {
+            Some(n) => n,
+            None => self.take_name("KSTREAM-REPARTITION-"),
+        };
+        let topic = if base.ends_with("-repartition") {
+            base.clone()
+        } else {
+            format!("{base}-repartition")
+        };
+        // Kafka always takes these three numbers, named or not.
+        let gen_sink = self.builder.new_name("KSTREAM-SINK-");
+        let gen_filter = self.builder.new_name("KSTREAM-FILTER-");
+        let gen_source = self.builder.new_name("KSTREAM-SOURCE-");
+        let (sink, filter, source) = if generated {
+            (gen_sink, gen_filter, gen_source)
+        } else {
+            (format!("{topic}-sink"), format!("{topic}-filter"), format!("{topic}-source"))
+        };
+        let ks = repartitioned.key_serde.or(self.key_serde.clone());
+        let vs = repartitioned.value_serde.or(self.value_serde.clone());
+        let parent = self.node.clone();
+        let (ks2, vs2) = (ks.clone(), vs.clone());
+        self.builder.with_topology(|t: &mut Topology| {
+            t.add_typed_processor::<K, V, K, V, PassThrough, _>(&filter, || PassThrough, &[&parent])?;
+            t.add_typed_sink::<K, V>(
+                &sink,
+                SinkTopic::Fixed(TopicName::internal(topic.clone())),
+                ks2,
+                vs2,
+                &[&filter],
+            )?;
+            let kind = NodeKind::Source {
+                topics: vec![TopicName::internal(topic.clone())],
+                pattern: None,
+            };
+            t.add_typed_source::<K, V>(&source, kind, ks, vs)
+        });
+        KStream::new(self.builder.clone(), source, self.key_serde.clone(), self.value_serde.clone())
+    }
+}

@@ -1,0 +1,174 @@
+//! Options of DSL operators, mirroring Kafka's `Consumed`, `Produced`,
+//! `Repartitioned` and `Branched`.
+//!
+//! ```
+//! use streams_core::dsl::{Consumed, Produced};
+//! use streams_core::serde::{I64Serde, StringSerde};
+//!
+//! let consumed = Consumed::with(StringSerde, I64Serde).with_name("orders-source");
+//! assert_eq!(consumed.name(), Some("orders-source"));
+//! let produced = Produced::<String, i64>::as_("orders-sink");
+//! assert_eq!(produced.name(), Some("orders-sink"));
+//! ```
+
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::dsl::KStream;
+use crate::serde::{Serde, SerdeRef};
+
+macro_rules! serde_options {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        pub struct $name<K, V> {
+            pub(crate) key_serde: Option<SerdeRef<K>>,
+            pub(crate) value_serde: Option<SerdeRef<V>>,
+            pub(crate) name: Option<String>,
+        }
+
+        impl<K, V> Default for $name<K, V> {
+            fn default() -> Self {
+                $name { key_serde: None, value_serde: None, name: None }
+            }
+        }
+
+        impl<K, V> Clone for $name<K, V> {
+            fn clone(&self) -> Self {
+                $name {
+                    key_serde: self.key_serde.clone(),
+                    value_serde: self.value_serde.clone(),
+                    name: self.name.clone(),
+                }
+            }
+        }
+
+        impl<K, V> fmt::Debug for $name<K, V> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("key_serde", &self.key_serde.is_some())
+                    .field("value_serde", &self.value_serde.is_some())
+                    .field("name", &self.name)
+                    .finish()
+            }
+        }
+
+        impl<K: 'static, V: 'static> $name<K, V> {
+            /// With these key and value serdes.
+            pub fn with(key_serde: impl Serde<K>, value_serde: impl Serde<V>) -> Self {
+                $name {
+                    key_serde: Some(Arc::new(key_serde)),
+                    value_serde: Some(Arc::new(value_serde)),
+                    name: None,
+                }
+            }
+
+            /// With this name and the default serdes.
+            pub fn as_(name: impl Into<String>) -> Self {
+                $name { key_serde: None, value_serde: None, name: Some(name.into()) }
+            }
+
+            /// Sets the key serde.
+            pub fn with_key_serde(mut self, serde: impl Serde<K>) -> Self {
+                self.key_serde = Some(Arc::new(serde));
+                self
+            }
+
+            /// Sets the value serde.
+            pub fn with_value_serde(mut self, serde: impl Serde<V>) -> Self {
+                self.value_serde = Some(Arc::new(serde));
+                self
+            }
+
+            /// Sets the name.
+            pub fn with_name(mut self, name: impl Into<String>) -> Self {
+                self.name = Some(name.into());
+                self
+            }
+
+            /// The name, if one was given.
+            pub fn name(&self) -> Option<&str> {
+                self.name.as_deref()
+            }
+        }
+    };
+}
+
+serde_options!(
+    /// How a source reads a topic: serdes and the source node's name, as
+    /// Kafka's `Consumed`.
+    Consumed
+);
+serde_options!(
+    /// How a sink writes a topic: serdes and the sink node's name, as
+    /// Kafka's `Produced`.
+    Produced
+);
+serde_options!(
+    /// How a stream is repartitioned: serdes and the name of the internal
+    /// topic (`<application.id>-<name>-repartition`), as Kafka's `Repartitioned`.
+    Repartitioned
+);
+
+/// A branch of [`KStream::split`]: its name and, optionally, a function
+/// applied to the branch stream, as Kafka's `Branched`.
+pub struct Branched<K, V> {
+    pub(crate) name: Option<String>,
+    pub(crate) chain: Option<Rc<dyn Fn(KStream<K, V>) -> Option<KStream<K, V>>>>,
+}
+
+impl<K, V> fmt::Debug for Branched<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Branched")
+            .field("name", &self.name)
+            .field("chain", &self.chain.is_some())
+            .finish()
+    }
+}
+
+impl<K, V> Default for Branched<K, V> {
+    fn default() -> Self {
+        Branched {
+            name: None,
+            chain: None,
+        }
+    }
+}
+
+impl<K: 'static, V: 'static> Branched<K, V> {
+    /// An unnamed branch: it is named after its position (1, 2, ...; the
+    /// default branch is 0), appended to the split's name.
+    pub fn new() -> Self {
+        Branched::default()
+    }
+
+    /// A branch with this name, appended to the split's name.
+    pub fn as_(name: impl Into<String>) -> Self {
+        Branched {
+            name: Some(name.into()),
+            chain: None,
+        }
+    }
+
+    /// A branch whose stream goes through `chain`; the branch map holds
+    /// what `chain` returns (nothing when it returns `None`), as Kafka's
+    /// `Branched.withFunction`.
+    pub fn with_function(chain: impl Fn(KStream<K, V>) -> Option<KStream<K, V>> + 'static) -> Self {
+        Branched {
+            name: None,
+            chain: Some(Rc::new(chain)),
+        }
+    }
+
+    /// Sets the name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+impl<K: 'static, V: 'static> From<&str> for Branched<K, V> {
+    fn from(name: &str) -> Self {
+        Branched::as_(name)
+    }
+}

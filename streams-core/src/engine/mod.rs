@@ -1,0 +1,446 @@
+//! The engine: one stream task that runs a topology's processors.
+//!
+//! A [`StreamTask`] is an instantiated [`Topology`]: every processor built
+//! from its supplier and initialized, serdes resolved against the
+//! [`StreamsConfig`]. It takes serialized records from source topics one at
+//! a time, runs them through the processors (typed from the source to the
+//! sink: deserialized once, serialized once), keeps stream time, fires
+//! punctuations, and collects what sinks produced for the caller to route.
+//! A test driver (such as `streams-test`'s `TopologyTestDriver`) owns one
+//! and decides which record comes next.
+//!
+//! ```
+//! use streams_core::engine::StreamTask;
+//! use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+//!
+//! let builder = StreamsBuilder::new();
+//! builder.stream::<String, String>("in").map_values(|v| v.to_uppercase()).to("out");
+//! let mut task = StreamTask::new(&builder.build()?, &StreamsConfig::default(), 0)?;
+//! task.process("in", 0, RawRecord::new(None, Some(b"hi".to_vec()), 7))?;
+//! let produced = task.take_produced();
+//! assert_eq!(&*produced[0].topic, "out");
+//! assert_eq!(produced[0].record.value.as_deref(), Some(&b"HI"[..]));
+//! assert_eq!(task.stream_time(), 7);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod nodes;
+
+pub(crate) use nodes::{ErasedNode, ProcessorNode, SinkNode, SinkTarget, SourceNode};
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::config::StreamsConfig;
+use crate::error::{Result, StreamsError};
+use crate::processor::{Cancellable, PunctuationType};
+use crate::record::{RawRecord, Record, RecordMetadata};
+use crate::topology::{NodeKind, Topology};
+
+/// A record a sink produced, with the topic it went to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProducedRecord {
+    /// The topic written (internal topics with their full, prefixed name).
+    pub topic: Arc<str>,
+    /// The serialized record.
+    pub record: RawRecord,
+}
+
+/// Counters of what the engine did not process, so that nothing is lost
+/// silently.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskMetrics {
+    /// Records processed by a source.
+    pub processed_records: u64,
+    /// Records dropped: undecodable under
+    /// [`DeserializationHandling::Continue`](crate::DeserializationHandling),
+    /// or tombstones reaching an operator that must change their key.
+    pub dropped_records: u64,
+}
+
+struct Schedule {
+    id: u64,
+    seq: u64,
+    node: usize,
+    kind: PunctuationType,
+    interval: i64,
+    next: i64,
+    cancelled: Rc<Cell<bool>>,
+}
+
+struct NodeMeta {
+    name: String,
+    children: Vec<usize>,
+}
+
+/// The shared state of a running task that processors reach through
+/// their context.
+pub(crate) struct TaskState {
+    meta: Vec<NodeMeta>,
+    nodes: Vec<RefCell<Box<dyn ErasedNode>>>,
+    application_id: String,
+    stream_time: Cell<i64>,
+    wall_clock: Cell<i64>,
+    current: RefCell<Option<RecordMetadata>>,
+    produced: RefCell<Vec<ProducedRecord>>,
+    schedules: RefCell<Vec<Schedule>>,
+    next_id: Cell<u64>,
+    metrics: Cell<TaskMetrics>,
+    config: StreamsConfig,
+}
+
+impl TaskState {
+    pub(crate) fn node_name(&self, node: usize) -> &str {
+        &self.meta[node].name
+    }
+
+    pub(crate) fn children(&self, node: usize) -> &[usize] {
+        &self.meta[node].children
+    }
+
+    pub(crate) fn application_id(&self) -> &str {
+        &self.application_id
+    }
+
+    pub(crate) fn config(&self) -> &StreamsConfig {
+        &self.config
+    }
+
+    pub(crate) fn current_metadata(&self) -> Option<RecordMetadata> {
+        self.current.borrow().clone()
+    }
+
+    pub(crate) fn stream_time(&self) -> i64 {
+        self.stream_time.get()
+    }
+
+    pub(crate) fn advance_stream_time(&self, timestamp: i64) {
+        if timestamp > self.stream_time.get() {
+            self.stream_time.set(timestamp);
+        }
+    }
+
+    pub(crate) fn wall_clock_time(&self) -> i64 {
+        self.wall_clock.get()
+    }
+
+    pub(crate) fn produce(&self, record: ProducedRecord) {
+        self.produced.borrow_mut().push(record);
+    }
+
+    pub(crate) fn count(&self, f: impl FnOnce(&mut TaskMetrics)) {
+        let mut m = self.metrics.get();
+        f(&mut m);
+        self.metrics.set(m);
+    }
+
+    fn fresh_id(&self) -> u64 {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        id
+    }
+
+    pub(crate) fn schedule(&self, node: usize, interval: i64, kind: PunctuationType) -> Cancellable {
+        let id = self.fresh_id();
+        let cancelled = Rc::new(Cell::new(false));
+        let next = match kind {
+            // Aligned to 0: fires on the first record.
+            PunctuationType::StreamTime => 0,
+            PunctuationType::WallClockTime => self.wall_clock.get().saturating_add(interval),
+        };
+        let seq = self.fresh_id();
+        self.schedules.borrow_mut().push(Schedule {
+            id,
+            seq,
+            node,
+            kind,
+            interval,
+            next,
+            cancelled: cancelled.clone(),
+        });
+        Cancellable::new(id, cancelled)
+    }
+
+    /// Runs one typed record through a node.
+    pub(crate) fn dispatch<K: 'static, V: 'static>(&self, node: usize, record: Record<K, V>) -> Result<()> {
+        let mut slot = Some(record);
+        let mut guard = self.nodes[node]
+            .try_borrow_mut()
+            .map_err(|_| StreamsError::Reentrant {
+                node: self.meta[node].name.clone(),
+            })?;
+        guard.process(self, node, &mut slot as &mut dyn Any)
+    }
+
+    fn punctuate(&self, kind: PunctuationType, now: i64) -> Result<bool> {
+        let mut fired = false;
+        loop {
+            // The due schedule with the smallest time (then the oldest).
+            let due = {
+                let mut schedules = self.schedules.borrow_mut();
+                schedules.retain(|s| !s.cancelled.get());
+                let best = schedules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.kind == kind && s.next <= now)
+                    .min_by_key(|(_, s)| (s.next, s.seq))
+                    .map(|(i, _)| i);
+                match best {
+                    Some(i) => schedules.swap_remove(i),
+                    None => return Ok(fired),
+                }
+            };
+            fired = true;
+            let punctuation = crate::processor::Punctuation {
+                id: due.id,
+                kind,
+                interval: std::time::Duration::from_millis(due.interval.unsigned_abs()),
+            };
+            {
+                let mut node = self.nodes[due.node]
+                    .try_borrow_mut()
+                    .map_err(|_| StreamsError::Reentrant {
+                        node: self.meta[due.node].name.clone(),
+                    })?;
+                node.punctuate(self, due.node, now, &punctuation)?;
+            }
+            if !due.cancelled.get() {
+                let mut next = due.next + due.interval;
+                if now >= next {
+                    let missed = (now - due.next) / due.interval;
+                    next = due.next + (missed + 1) * due.interval;
+                }
+                let seq = self.fresh_id();
+                self.schedules.borrow_mut().push(Schedule { next, seq, ..due });
+            }
+        }
+    }
+}
+
+/// A topology instantiated as one running task. See the [module docs](self).
+pub struct StreamTask {
+    state: TaskState,
+    /// Source topic (full name) -> source node.
+    sources: Vec<(Arc<str>, usize)>,
+    /// Source patterns -> source node.
+    patterns: Vec<(regex::Regex, String, usize)>,
+    /// Sink topics (full names) that are not computed per record.
+    sink_topics: Vec<String>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for StreamTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamTask")
+            .field("application_id", &self.state.application_id)
+            .field("nodes", &self.state.meta.iter().map(|m| &m.name).collect::<Vec<_>>())
+            .field("stream_time", &self.state.stream_time.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamTask {
+    /// Instantiates `topology` with `config`, the wall clock starting at
+    /// `wall_clock_ms`, and initializes every processor (parents first).
+    ///
+    /// # Errors
+    /// The topology is invalid, a serde is missing, or a processor's
+    /// `init` failed.
+    pub fn new(topology: &Topology, config: &StreamsConfig, wall_clock_ms: i64) -> Result<Self> {
+        topology.validate()?;
+        let app = config.application_id();
+        let defs = topology.nodes();
+        let mut nodes = Vec::with_capacity(defs.len());
+        let mut meta = Vec::with_capacity(defs.len());
+        let mut sources = Vec::new();
+        let mut patterns = Vec::new();
+        let mut sink_topics = Vec::new();
+        for (i, def) in defs.iter().enumerate() {
+            nodes.push(RefCell::new((def.factory)(config, &def.name)?));
+            meta.push(NodeMeta {
+                name: def.name.clone(),
+                children: def.children.clone(),
+            });
+            match &def.kind {
+                NodeKind::Source { topics, pattern } => {
+                    for t in topics {
+                        sources.push((Arc::from(t.full_name(app)), i));
+                    }
+                    if let Some((re, written)) = pattern {
+                        patterns.push((re.clone(), written.clone(), i));
+                    }
+                }
+                NodeKind::Sink {
+                    topic: Some(t), ..
+                } => sink_topics.push(t.full_name(app)),
+                _ => {}
+            }
+        }
+        let task = StreamTask {
+            state: TaskState {
+                meta,
+                nodes,
+                application_id: app.to_owned(),
+                stream_time: Cell::new(-1),
+                wall_clock: Cell::new(wall_clock_ms),
+                current: RefCell::new(None),
+                produced: RefCell::new(Vec::new()),
+                schedules: RefCell::new(Vec::new()),
+                next_id: Cell::new(0),
+                metrics: Cell::new(TaskMetrics::default()),
+                config: config.clone(),
+            },
+            sources,
+            patterns,
+            sink_topics,
+            closed: false,
+        };
+        for (i, cell) in task.state.nodes.iter().enumerate() {
+            cell.borrow_mut().init(&task.state, i)?;
+        }
+        Ok(task)
+    }
+
+    /// The topics sources read, by full name, in the order sources were added.
+    pub fn source_topics(&self) -> Vec<&str> {
+        self.sources.iter().map(|(t, _)| &**t).collect()
+    }
+
+    /// The source topic patterns, as written.
+    pub fn source_patterns(&self) -> Vec<&str> {
+        self.patterns.iter().map(|(_, p, _)| p.as_str()).collect()
+    }
+
+    /// The fixed topics sinks write to, by full name.
+    pub fn sink_topics(&self) -> &[String] {
+        &self.sink_topics
+    }
+
+    /// Whether a source reads `topic`, by name or by pattern.
+    pub fn reads(&self, topic: &str) -> bool {
+        self.source_for(topic).is_some()
+    }
+
+    fn source_for(&self, topic: &str) -> Option<usize> {
+        self.sources
+            .iter()
+            .find(|(t, _)| &**t == topic)
+            .map(|&(_, n)| n)
+            .or_else(|| {
+                self.patterns
+                    .iter()
+                    .find(|(p, _, _)| p.is_match(topic))
+                    .map(|&(_, _, n)| n)
+            })
+    }
+
+    /// Processes one serialized record read from `topic` at `offset`
+    /// (partition 0): deserializes it at its source, advances stream time,
+    /// and runs it through the processors.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownTopic`] if no source reads `topic`; a
+    /// deserialization error (unless the config says to continue), or any
+    /// error a processor or sink returned.
+    pub fn process(&mut self, topic: &str, offset: i64, record: RawRecord) -> Result<()> {
+        if self.closed {
+            return Err(StreamsError::Closed("task"));
+        }
+        let source = self.source_for(topic).ok_or_else(|| StreamsError::UnknownTopic {
+            topic: topic.to_owned(),
+            known: self
+                .source_topics()
+                .into_iter()
+                .chain(self.source_patterns())
+                .map(str::to_owned)
+                .collect(),
+        })?;
+        let topic: Arc<str> = self
+            .sources
+            .iter()
+            .find(|(t, _)| &**t == topic)
+            .map(|(t, _)| t.clone())
+            .unwrap_or_else(|| Arc::from(topic));
+        let metadata = RecordMetadata {
+            topic,
+            partition: 0,
+            offset,
+        };
+        *self.state.current.borrow_mut() = Some(metadata.clone());
+        let result = {
+            let mut node = self.state.nodes[source]
+                .try_borrow_mut()
+                .map_err(|_| StreamsError::Reentrant {
+                    node: self.state.meta[source].name.clone(),
+                })?;
+            node.process_raw(&self.state, source, &metadata, record)
+        };
+        *self.state.current.borrow_mut() = None;
+        result
+    }
+
+    /// Fires the stream-time punctuations that are due. Returns whether any fired.
+    pub fn maybe_punctuate_stream_time(&mut self) -> Result<bool> {
+        let now = self.state.stream_time.get();
+        if now < 0 {
+            return Ok(false);
+        }
+        self.state.punctuate(PunctuationType::StreamTime, now)
+    }
+
+    /// Sets the wall clock to `now` (it never goes back) and fires the
+    /// wall-clock punctuations that are due. Returns whether any fired.
+    pub fn maybe_punctuate_wall_clock(&mut self, now: i64) -> Result<bool> {
+        if now > self.state.wall_clock.get() {
+            self.state.wall_clock.set(now);
+        }
+        self.state.punctuate(PunctuationType::WallClockTime, self.state.wall_clock.get())
+    }
+
+    /// Takes the records sinks produced since the last call, in order.
+    pub fn take_produced(&mut self) -> Vec<ProducedRecord> {
+        std::mem::take(&mut *self.state.produced.borrow_mut())
+    }
+
+    /// The current stream time; `-1` before the first record.
+    pub fn stream_time(&self) -> i64 {
+        self.state.stream_time.get()
+    }
+
+    /// The current wall-clock time.
+    pub fn wall_clock_time(&self) -> i64 {
+        self.state.wall_clock.get()
+    }
+
+    /// What the task processed and dropped so far.
+    pub fn metrics(&self) -> TaskMetrics {
+        self.state.metrics.get()
+    }
+
+    /// The `application.id` this task runs with.
+    pub fn application_id(&self) -> &str {
+        &self.state.application_id
+    }
+
+    /// Closes every processor, in the order they were added, and stops
+    /// all punctuation. Every processor is closed even if one fails; the
+    /// first error is returned. Closing twice does nothing.
+    pub fn close(&mut self) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        self.state.schedules.borrow_mut().clear();
+        let mut first = None;
+        for cell in &self.state.nodes {
+            if let Err(e) = cell.borrow_mut().close()
+                && first.is_none()
+            {
+                first = Some(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}

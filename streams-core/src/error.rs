@@ -1,0 +1,311 @@
+//! The crate's error types.
+//!
+//! Every error names what it is about: the topic, partition and offset of a
+//! record that could not be read, the node or store that failed, the topics
+//! that do exist when an unknown one was asked for. Messages are lowercase
+//! and end with what to do where there is something to do.
+//!
+//! ```
+//! use streams_core::{StreamsError, Topology};
+//!
+//! let err = Topology::new().validate().unwrap_err();
+//! assert!(matches!(err, StreamsError::Topology(_)));
+//! assert_eq!(
+//!     err.to_string(),
+//!     "invalid topology: the topology has no source; add one with `add_source` or `StreamsBuilder::stream`"
+//! );
+//! ```
+
+use std::fmt;
+
+/// Which half of a record a serde was working on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecordPart {
+    /// The record's key.
+    Key,
+    /// The record's value.
+    Value,
+}
+
+impl fmt::Display for RecordPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RecordPart::Key => "key",
+            RecordPart::Value => "value",
+        })
+    }
+}
+
+/// The reason a serde could not serialize or deserialize a value.
+///
+/// Serdes return this; the engine wraps it in [`StreamsError::Deserialization`]
+/// or [`StreamsError::Serialization`] with the topic, partition and offset.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct SerdeError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl SerdeError {
+    /// An error with a message and no underlying cause.
+    pub fn new(message: impl Into<String>) -> Self {
+        SerdeError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error caused by another error, whose text becomes the message.
+    pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SerdeError {
+            message: error.to_string(),
+            source: Some(Box::new(error)),
+        }
+    }
+
+    /// The message, without the topic or offset context.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// An error found while building a [`Topology`](crate::Topology).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TopologyError {
+    /// Two nodes were given the same name.
+    #[error("node name `{name}` is already used by another node; node names must be unique")]
+    DuplicateName {
+        /// The name used twice.
+        name: String,
+    },
+    /// A node name was empty.
+    #[error("a node name must not be empty")]
+    EmptyName,
+    /// A node names a parent that does not exist (yet).
+    #[error("node `{node}` names parent `{parent}`, which does not exist; add parents before their children")]
+    UnknownParent {
+        /// The node being added.
+        node: String,
+        /// The parent it named.
+        parent: String,
+    },
+    /// A processor or sink was added without any parent.
+    #[error("node `{node}` has no parent; a processor or sink needs at least one")]
+    NoParent {
+        /// The node being added.
+        node: String,
+    },
+    /// A sink was named as a parent.
+    #[error("node `{node}` names sink `{parent}` as its parent; a sink cannot have children")]
+    SinkAsParent {
+        /// The node being added.
+        node: String,
+        /// The sink it named.
+        parent: String,
+    },
+    /// The topology has no source node.
+    #[error("the topology has no source; add one with `add_source` or `StreamsBuilder::stream`")]
+    NoSource,
+    /// A source or sink has no topic.
+    #[error("{kind} `{node}` has no topic; give it at least one topic name")]
+    NoTopic {
+        /// `source` or `sink`.
+        kind: &'static str,
+        /// The node.
+        node: String,
+    },
+    /// A topic name was empty.
+    #[error("node `{node}` names an empty topic; topic names must not be empty")]
+    EmptyTopic {
+        /// The node.
+        node: String,
+    },
+    /// A topic is read by two sources.
+    #[error("topic `{topic}` is already read by source `{existing}`; a topic can be read by one source only")]
+    TopicAlreadyRead {
+        /// The topic.
+        topic: String,
+        /// The source that reads it already.
+        existing: String,
+    },
+    /// A source pattern is not a valid regular expression.
+    #[error("source `{node}` has an invalid topic pattern `{pattern}`: {reason}")]
+    InvalidPattern {
+        /// The source.
+        node: String,
+        /// The pattern as given.
+        pattern: String,
+        /// What the regex engine said.
+        reason: String,
+    },
+    /// A child's input types are not its parent's output types.
+    #[error(
+        "node `{child}` reads records of type ({child_input}) but its parent `{parent}` forwards ({parent_output}); \
+         connect nodes whose types agree"
+    )]
+    TypeMismatch {
+        /// The parent.
+        parent: String,
+        /// What the parent forwards, as `key, value` type names.
+        parent_output: String,
+        /// The child.
+        child: String,
+        /// What the child reads.
+        child_input: String,
+    },
+    /// A store was connected to a processor but never added.
+    #[error("processor `{node}` is connected to store `{store}`, which was never added; add it with `add_state_store`")]
+    UnknownStore {
+        /// The processor.
+        node: String,
+        /// The store.
+        store: String,
+    },
+    /// A store name was used twice.
+    #[error("store `{store}` is already added; store names must be unique")]
+    DuplicateStore {
+        /// The store.
+        store: String,
+    },
+    /// A processor named in `connect_processor_and_state_stores` does not exist or is not a processor.
+    #[error("`{node}` is not a processor of this topology; stores can be connected to processors only")]
+    NotAProcessor {
+        /// The name given.
+        node: String,
+    },
+    /// A duration or interval was not valid.
+    #[error("{what} must be positive, but was {millis} ms")]
+    NonPositiveDuration {
+        /// What the duration is for.
+        what: &'static str,
+        /// The value given.
+        millis: i128,
+    },
+}
+
+/// Any error of this library.
+///
+/// Variants name the topic, partition, offset, node or store involved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamsError {
+    /// The topology could not be built.
+    #[error("invalid topology: {0}")]
+    Topology(#[from] TopologyError),
+    /// A record read from a topic could not be deserialized.
+    #[error(
+        "cannot deserialize the {part} of the record at {topic}-{partition} offset {offset}: {reason}; \
+         check the serde configured for this topic"
+    )]
+    Deserialization {
+        /// The topic read.
+        topic: String,
+        /// The partition read.
+        partition: i32,
+        /// The record's offset.
+        offset: i64,
+        /// Key or value.
+        part: RecordPart,
+        /// What the serde said.
+        #[source]
+        reason: SerdeError,
+    },
+    /// A record could not be serialized for a topic.
+    #[error("cannot serialize the {part} of a record for topic `{topic}`{}: {reason}", node_suffix(node))]
+    Serialization {
+        /// The topic written.
+        topic: String,
+        /// The sink or store that serialized, if any.
+        node: Option<String>,
+        /// Key or value.
+        part: RecordPart,
+        /// What the serde said.
+        #[source]
+        reason: SerdeError,
+    },
+    /// No serde was given and there is no default for the type.
+    #[error(
+        "node `{node}` needs a {part} serde for type `{type_name}`, and none was given; \
+         pass one (for example `Consumed::with(..)` or `Produced::with(..)`) or set a default serde for this type in the config"
+    )]
+    MissingSerde {
+        /// The source or sink.
+        node: String,
+        /// Key or value.
+        part: RecordPart,
+        /// The Rust type that needed a serde.
+        type_name: &'static str,
+    },
+    /// A processor forwarded to a child it does not have.
+    #[error("processor `{node}` forwarded to child `{child}`, which is not one of its children {children:?}")]
+    UnknownChild {
+        /// The forwarding processor.
+        node: String,
+        /// The child it named.
+        child: String,
+        /// Its real children.
+        children: Vec<String>,
+    },
+    /// A topic that no source reads.
+    #[error("unknown topic: {topic}; the topology reads {known:?}")]
+    UnknownTopic {
+        /// The topic asked for.
+        topic: String,
+        /// The topics that do exist.
+        known: Vec<String>,
+    },
+    /// A record timestamp was negative.
+    #[error("record timestamp {timestamp} for topic `{topic}` is negative; timestamps are epoch milliseconds >= 0")]
+    NegativeTimestamp {
+        /// The topic.
+        topic: String,
+        /// The timestamp given.
+        timestamp: i64,
+    },
+    /// An argument was not valid.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A processor failed while processing a record or punctuating.
+    #[error("processor `{node}` failed: {source}")]
+    Processing {
+        /// The processor.
+        node: String,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A processor was entered again while it was already running
+    /// (a cycle between processors of one task).
+    #[error("processor `{node}` was re-entered while processing; processors of one sub-topology must not form a cycle")]
+    Reentrant {
+        /// The processor.
+        node: String,
+    },
+    /// The driver or task was used after `close`.
+    #[error("the {0} is closed")]
+    Closed(&'static str),
+}
+
+fn node_suffix(node: &Option<String>) -> String {
+    match node {
+        Some(n) => format!(" in node `{n}`"),
+        None => String::new(),
+    }
+}
+
+impl StreamsError {
+    /// An error for a processor to return from `process` or `punctuate`
+    /// with a message of its own; the engine adds the processor's name.
+    pub fn processing(message: impl Into<String>) -> Self {
+        StreamsError::Processing {
+            node: String::new(),
+            source: message.into().into(),
+        }
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = StreamsError> = std::result::Result<T, E>;

@@ -1,0 +1,49 @@
+//! Kafka Streams-style stream processing in Rust, built to be tested in
+//! memory.
+//!
+//! The core types:
+//! - [`StreamsBuilder`] and [`KStream`]: the DSL. Operators (`filter`,
+//!   `map_values`, `split`, `to`, ...) add nodes to a [`Topology`].
+//! - [`Topology`]: the graph of sources, processors and sinks, also built
+//!   directly with the Processor API ([`Topology::add_source`],
+//!   [`Topology::add_processor`], [`Topology::add_sink`]) and a
+//!   [`Processor`](processor::Processor) of your own.
+//! - [`Record`]: what flows between processors, typed: deserialized once
+//!   at a source by a [`Serde`](serde::Serde), serialized once at a sink.
+//! - [`StreamTask`](engine::StreamTask): the engine that runs a topology;
+//!   the `streams-test` crate's `TopologyTestDriver` drives one.
+//!
+//! ```
+//! use streams_core::engine::StreamTask;
+//! use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+//!
+//! let builder = StreamsBuilder::new();
+//! builder
+//!     .stream::<String, String>("greetings")
+//!     .filter(|_, v| v.starts_with("hello"))
+//!     .map_values(|v| v.len() as i64)
+//!     .to("lengths");
+//! let mut task = StreamTask::new(&builder.build()?, &StreamsConfig::new("app"), 0)?;
+//! task.process("greetings", 0, RawRecord::new(None, Some(b"hello world".to_vec()), 1))?;
+//! task.process("greetings", 1, RawRecord::new(None, Some(b"bye".to_vec()), 2))?;
+//! let out = task.take_produced();
+//! assert_eq!(out.len(), 1);
+//! assert_eq!(out[0].record.value, Some(11_i64.to_be_bytes().to_vec()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod dsl;
+pub mod engine;
+pub mod error;
+pub mod processor;
+pub mod record;
+pub mod serde;
+pub mod topology;
+
+pub use config::{DeserializationHandling, StreamsConfig};
+pub use dsl::{Branched, BranchedKStream, Consumed, KStream, Produced, Repartitioned, StreamsBuilder};
+pub use error::{RecordPart, Result, SerdeError, StreamsError, TopologyError};
+pub use record::{ConsumerRecord, Header, Headers, RawRecord, Record, RecordMetadata};
+pub use topology::{TopicName, Topics, Topology};

@@ -1,0 +1,197 @@
+//! The context a processor runs in.
+
+use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::engine::TaskState;
+use crate::error::{Result, StreamsError, TopologyError};
+use crate::record::{Record, RecordMetadata};
+
+/// Which clock drives a punctuation, Kafka's `PunctuationType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PunctuationType {
+    /// Stream time: the largest record timestamp seen. Schedules are
+    /// aligned to 0 and fire when a record moves stream time to or past the
+    /// next boundary; ticks skipped by a jump in stream time are not replayed.
+    StreamTime,
+    /// Wall-clock time: the driver's mock clock. The first punctuation is
+    /// due one interval after scheduling; a punctuation fires at most once
+    /// per clock advance, however many intervals it spans.
+    WallClockTime,
+}
+
+/// A handle on a scheduled punctuation, Kafka's `Cancellable`.
+#[derive(Debug, Clone)]
+pub struct Cancellable {
+    id: u64,
+    cancelled: Rc<Cell<bool>>,
+}
+
+impl Cancellable {
+    pub(crate) fn new(id: u64, cancelled: Rc<Cell<bool>>) -> Self {
+        Cancellable { id, cancelled }
+    }
+
+    /// Cancels the punctuation: it will not fire again.
+    pub fn cancel(&self) {
+        self.cancelled.set(true);
+    }
+
+    /// The id of the schedule, as passed to [`Processor::punctuate`](super::Processor::punctuate)
+    /// in [`Punctuation::id`].
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// What fired: passed to [`Processor::punctuate`](super::Processor::punctuate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Punctuation {
+    /// The schedule's id, as returned by [`Cancellable::id`].
+    pub id: u64,
+    /// The clock that drives it.
+    pub kind: PunctuationType,
+    /// Its interval.
+    pub interval: Duration,
+}
+
+/// The id of a task: sub-topology and partition, as Kafka's `TaskId`
+/// (`0_0` in the test driver, which runs one task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId {
+    /// The sub-topology.
+    pub subtopology: u32,
+    /// The partition.
+    pub partition: i32,
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_{}", self.subtopology, self.partition)
+    }
+}
+
+/// What a processor can see and do: forward records, schedule
+/// punctuations, read the current record's metadata and the clocks.
+///
+/// `K` and `V` are the types the processor forwards.
+pub struct ProcessorContext<'a, K, V> {
+    task: &'a TaskState,
+    node: usize,
+    _types: PhantomData<fn(K, V)>,
+}
+
+impl<'a, K, V> ProcessorContext<'a, K, V> {
+    pub(crate) fn new(task: &'a TaskState, node: usize) -> Self {
+        ProcessorContext {
+            task,
+            node,
+            _types: PhantomData,
+        }
+    }
+
+    /// The name of the processor this context belongs to.
+    pub fn node_name(&self) -> &str {
+        self.task.node_name(self.node)
+    }
+
+    /// The names of this processor's children, in the order they were added.
+    pub fn children(&self) -> Vec<&str> {
+        self.task.children(self.node).iter().map(|&c| self.task.node_name(c)).collect()
+    }
+
+    /// The `application.id`.
+    pub fn application_id(&self) -> &str {
+        self.task.application_id()
+    }
+
+    /// The task this processor runs in.
+    pub fn task_id(&self) -> TaskId {
+        TaskId {
+            subtopology: 0,
+            partition: 0,
+        }
+    }
+
+    /// Where the record being processed came from; `None` during
+    /// punctuation or `init`.
+    pub fn record_metadata(&self) -> Option<RecordMetadata> {
+        self.task.current_metadata()
+    }
+
+    /// The current stream time: the largest timestamp of any record
+    /// processed so far, or `-1` before the first record.
+    pub fn stream_time(&self) -> i64 {
+        self.task.stream_time()
+    }
+
+    /// The current wall-clock time of the (mock) clock, in epoch millis.
+    pub fn wall_clock_time(&self) -> i64 {
+        self.task.wall_clock_time()
+    }
+
+    /// Counts one record this processor dropped on purpose in the task's
+    /// `dropped_records` metric, so that a test can see it was not lost
+    /// by accident.
+    pub fn count_dropped_record(&mut self) {
+        self.task.count(|m| m.dropped_records += 1);
+    }
+
+    /// Schedules a punctuation every `interval` on the given clock; the
+    /// engine then calls this processor's `punctuate`. Returns a handle
+    /// that cancels it.
+    ///
+    /// # Errors
+    /// An interval shorter than 1 ms.
+    pub fn schedule(&mut self, interval: Duration, kind: PunctuationType) -> Result<Cancellable> {
+        let millis = interval.as_millis();
+        if millis < 1 {
+            return Err(TopologyError::NonPositiveDuration {
+                what: "a punctuation interval",
+                millis: millis as i128,
+            }
+            .into());
+        }
+        let millis = i64::try_from(millis).map_err(|_| {
+            StreamsError::InvalidArgument(format!("punctuation interval {interval:?} is too long"))
+        })?;
+        Ok(self.task.schedule(self.node, millis, kind))
+    }
+}
+
+impl<K: Clone + 'static, V: Clone + 'static> ProcessorContext<'_, K, V> {
+    /// Forwards a record to every child of this processor, in the order
+    /// they were added. Each child processes it (and forwards further)
+    /// before the next child gets it, depth first, as in Kafka.
+    pub fn forward(&mut self, record: Record<K, V>) -> Result<()> {
+        let children = self.task.children(self.node);
+        match children.split_last() {
+            None => Ok(()),
+            Some((&last, rest)) => {
+                for &child in rest {
+                    self.task.dispatch(child, record.clone())?;
+                }
+                self.task.dispatch(last, record)
+            }
+        }
+    }
+
+    /// Forwards a record to the child with this name only.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownChild`] if there is no such child.
+    pub fn forward_to(&mut self, child: &str, record: Record<K, V>) -> Result<()> {
+        let children = self.task.children(self.node);
+        match children.iter().find(|&&c| self.task.node_name(c) == child) {
+            Some(&c) => self.task.dispatch(c, record),
+            None => Err(StreamsError::UnknownChild {
+                node: self.node_name().to_owned(),
+                child: child.to_owned(),
+                children: self.children().into_iter().map(str::to_owned).collect(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The Processor API: processors, their context, and punctuation.
+//!
+//! A [`Processor`] receives typed [`Record`]s one at a time and may
+//! [`forward`](ProcessorContext::forward) records to its children, all of
+//! them or one by name. It can [`schedule`](ProcessorContext::schedule) a
+//! punctuation by stream time (driven by record timestamps) or by wall-clock
+//! time (driven by the clock a test controls); the engine then calls
+//! [`Processor::punctuate`].
+//!
+//! ```
+//! use streams_core::processor::{Processor, ProcessorContext};
+//! use streams_core::{Record, Result, Topology};
+//!
+//! /// Forwards each value's length.
+//! struct Len;
+//! impl Processor<String, String, String, i64> for Len {
+//!     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<String, String>) -> Result<()> {
+//!         let len = r.value.as_ref().map(|v| v.len() as i64);
+//!         ctx.forward(r.with_value(len))
+//!     }
+//! }
+//!
+//! let mut topology = Topology::new();
+//! topology
+//!     .add_source::<String, String>("source", "words")?
+//!     .add_processor("len", || Len, &["source"])?
+//!     .add_sink::<String, i64>("sink", "lengths", &["len"])?;
+//! assert_eq!(topology.node_names(), ["source", "len", "sink"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod context;
+
+pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};
+
+use crate::error::Result;
+use crate::record::Record;
+
+/// A processor of records, Kafka's `api.Processor<KIn, VIn, KOut, VOut>`.
+///
+/// The engine calls [`init`](Processor::init) once before the first
+/// record, [`process`](Processor::process) for each record that reaches
+/// the processor, [`punctuate`](Processor::punctuate) for each scheduled
+/// punctuation that fires, and [`close`](Processor::close) when the task
+/// closes. Errors returned are reported with the processor's name.
+pub trait Processor<KIn, VIn, KOut = KIn, VOut = VIn>: 'static {
+    /// Called once before any record; schedule punctuations here.
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, KOut, VOut>) -> Result<()> {
+        let _ = ctx;
+        Ok(())
+    }
+
+    /// Processes one record.
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, KOut, VOut>,
+        record: Record<KIn, VIn>,
+    ) -> Result<()>;
+
+    /// Called when a punctuation scheduled by this processor fires, with the
+    /// current stream time (for [`PunctuationType::StreamTime`]) or wall-clock
+    /// time (for [`PunctuationType::WallClockTime`]).
+    fn punctuate(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, KOut, VOut>,
+        timestamp: i64,
+        punctuation: &Punctuation,
+    ) -> Result<()> {
+        let _ = (ctx, timestamp, punctuation);
+        Ok(())
+    }
+
+    /// Called once when the task closes.
+    fn close(&mut self) -> Result<()> {
+        Ok(())
+    }
+}

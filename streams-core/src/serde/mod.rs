@@ -1,0 +1,222 @@
+//! Serdes: how keys and values become bytes on a topic and back.
+//!
+//! A [`Serde`] serializes and deserializes one type, given the topic name,
+//! and returns a [`SerdeError`] instead of panicking on bad bytes. The
+//! built-ins are byte-compatible with Kafka's: [`StringSerde`] (UTF-8),
+//! [`BytesSerde`], [`I32Serde`], [`I64Serde`] and [`F64Serde`] (big-endian, as
+//! Kafka's Integer, Long and Double serdes), [`UnitSerde`] and, in the
+//! submodules, JSON and Avro.
+//!
+//! A `None` key or value is never passed to a serde: the engine writes and
+//! reads it as a null without asking the serde, as Kafka does.
+//!
+//! ```
+//! use streams_core::serde::{I64Serde, Serde, StringSerde};
+//!
+//! assert_eq!(I64Serde.serialize("t", &-2)?, vec![0xff; 7].into_iter().chain([0xfe]).collect::<Vec<_>>());
+//! assert_eq!(StringSerde.deserialize("t", "grüße".as_bytes())?, "grüße");
+//! let err = I64Serde.deserialize("t", &[1, 2, 3]).unwrap_err();
+//! assert_eq!(err.to_string(), "size of data received by I64Serde is 3, not 8");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+pub use crate::error::SerdeError;
+
+mod avro;
+mod json;
+#[cfg(test)]
+mod tests;
+
+pub use avro::{AvroSerde, ConfluentAvroSerde, MockSchemaRegistry};
+pub use json::JsonSerde;
+
+/// Serializes and deserializes values of one type for a topic.
+///
+/// Implement it for your own formats; the built-ins cover strings, bytes,
+/// numbers, unit, JSON and Avro. Implementations must not panic on any
+/// input: bad bytes are a [`SerdeError`].
+pub trait Serde<T>: Send + Sync + 'static {
+    /// Turns a value into bytes for `topic`.
+    fn serialize(&self, topic: &str, value: &T) -> Result<Vec<u8>, SerdeError>;
+
+    /// Turns bytes read from `topic` into a value.
+    fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<T, SerdeError>;
+}
+
+impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
+    fn serialize(&self, topic: &str, value: &T) -> Result<Vec<u8>, SerdeError> {
+        (**self).serialize(topic, value)
+    }
+    fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<T, SerdeError> {
+        (**self).deserialize(topic, bytes)
+    }
+}
+
+/// A shared, type-erased serde for `T`.
+pub type SerdeRef<T> = Arc<dyn Serde<T>>;
+
+/// UTF-8 strings, as Kafka's `Serdes.String()`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StringSerde;
+
+impl Serde<String> for StringSerde {
+    fn serialize(&self, _topic: &str, value: &String) -> Result<Vec<u8>, SerdeError> {
+        Ok(value.as_bytes().to_vec())
+    }
+    fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<String, SerdeError> {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(e) => Err(SerdeError::new(format!(
+                "bytes are not valid UTF-8 ({e}); StringSerde reads UTF-8 text only"
+            ))),
+        }
+    }
+}
+
+/// Raw bytes, passed through unchanged, as Kafka's `Serdes.ByteArray()`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BytesSerde;
+
+impl Serde<Vec<u8>> for BytesSerde {
+    fn serialize(&self, _topic: &str, value: &Vec<u8>) -> Result<Vec<u8>, SerdeError> {
+        Ok(value.clone())
+    }
+    fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<Vec<u8>, SerdeError> {
+        Ok(bytes.to_vec())
+    }
+}
+
+macro_rules! number_serde {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $n:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $name;
+
+        impl Serde<$t> for $name {
+            fn serialize(&self, _topic: &str, value: &$t) -> Result<Vec<u8>, SerdeError> {
+                Ok(value.to_be_bytes().to_vec())
+            }
+            fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<$t, SerdeError> {
+                let arr: [u8; $n] = bytes.try_into().map_err(|_| {
+                    SerdeError::new(format!(
+                        "size of data received by {} is {}, not {}",
+                        stringify!($name),
+                        bytes.len(),
+                        $n
+                    ))
+                })?;
+                Ok(<$t>::from_be_bytes(arr))
+            }
+        }
+    };
+}
+
+number_serde!(
+    /// 32-bit signed integers, 4 bytes big-endian, as Kafka's `Serdes.Integer()`.
+    I32Serde, i32, 4
+);
+number_serde!(
+    /// 64-bit signed integers, 8 bytes big-endian, as Kafka's `Serdes.Long()`.
+    I64Serde, i64, 8
+);
+number_serde!(
+    /// 64-bit floats, 8 bytes big-endian IEEE 754, as Kafka's `Serdes.Double()`.
+    F64Serde, f64, 8
+);
+
+/// The unit type, written as zero bytes: for keys or values that carry no
+/// data (Kafka's `Void` serde writes null instead; here a `None` is the
+/// null, and `Some(())` is an empty payload).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnitSerde;
+
+impl Serde<()> for UnitSerde {
+    fn serialize(&self, _topic: &str, _value: &()) -> Result<Vec<u8>, SerdeError> {
+        Ok(Vec::new())
+    }
+    fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<(), SerdeError> {
+        if bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(SerdeError::new(format!(
+                "UnitSerde expects empty data, but got {} bytes",
+                bytes.len()
+            )))
+        }
+    }
+}
+
+/// The built-in serde for a standard type, if there is one: `String`,
+/// `Vec<u8>`, `i32`, `i64`, `f64` and `()`.
+///
+/// The engine uses it when neither the topology nor the config names a
+/// serde for a source or sink.
+///
+/// ```
+/// use streams_core::serde::builtin_serde;
+/// assert!(builtin_serde::<String>().is_some());
+/// assert!(builtin_serde::<u16>().is_none());
+/// ```
+pub fn builtin_serde<T: 'static>() -> Option<SerdeRef<T>> {
+    let id = TypeId::of::<T>();
+    let any: Box<dyn Any> = if id == TypeId::of::<String>() {
+        Box::new(Arc::new(StringSerde) as SerdeRef<String>)
+    } else if id == TypeId::of::<Vec<u8>>() {
+        Box::new(Arc::new(BytesSerde) as SerdeRef<Vec<u8>>)
+    } else if id == TypeId::of::<i32>() {
+        Box::new(Arc::new(I32Serde) as SerdeRef<i32>)
+    } else if id == TypeId::of::<i64>() {
+        Box::new(Arc::new(I64Serde) as SerdeRef<i64>)
+    } else if id == TypeId::of::<f64>() {
+        Box::new(Arc::new(F64Serde) as SerdeRef<f64>)
+    } else if id == TypeId::of::<()>() {
+        Box::new(Arc::new(UnitSerde) as SerdeRef<()>)
+    } else {
+        return None;
+    };
+    any.downcast::<SerdeRef<T>>().ok().map(|b| *b)
+}
+
+/// A serde whose type is known only at run time, as config defaults are
+/// (`default.key.serde`, `default.value.serde`).
+#[derive(Clone)]
+pub struct AnySerde {
+    type_id: TypeId,
+    type_name: &'static str,
+    serde: Arc<dyn Any + Send + Sync>,
+}
+
+impl AnySerde {
+    /// Wraps a serde for `T`.
+    pub fn new<T: 'static>(serde: impl Serde<T>) -> Self {
+        let serde: SerdeRef<T> = Arc::new(serde);
+        AnySerde {
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            serde: Arc::new(serde),
+        }
+    }
+
+    /// The serde, if it is one for `T`.
+    pub fn typed<T: 'static>(&self) -> Option<SerdeRef<T>> {
+        if self.type_id != TypeId::of::<T>() {
+            return None;
+        }
+        self.serde.downcast_ref::<SerdeRef<T>>().cloned()
+    }
+
+    /// The name of the type this serde is for.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+}
+
+impl fmt::Debug for AnySerde {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AnySerde<{}>", self.type_name)
+    }
+}

@@ -1,0 +1,632 @@
+//! The topology: a graph of sources, processors and sinks, and the
+//! low-level Processor API that builds it.
+//!
+//! [`Topology`] is Kafka's `Topology`: nodes are added by name, each naming
+//! its parents; sources read topics (by name or by pattern), sinks write
+//! topics (fixed, or chosen per record). Types are checked as nodes are
+//! connected: a child must read what its parents forward. The DSL
+//! ([`StreamsBuilder`](crate::StreamsBuilder)) builds a `Topology` too.
+//!
+//! ```
+//! use streams_core::{Topics, Topology};
+//!
+//! let mut topology = Topology::new();
+//! topology
+//!     .add_source::<String, String>("orders", Topics::pattern("orders-.*"))?
+//!     .add_sink::<String, String>("copy", "all-orders", &["orders"])?;
+//! // A child whose types differ from its parent's is refused at once:
+//! let err = topology.add_sink::<String, i64>("bad", "numbers", &["orders"]).unwrap_err();
+//! assert!(err.to_string().contains("node `bad` reads records of type (alloc::string::String, i64)"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
+
+use crate::config::StreamsConfig;
+use crate::engine::{ErasedNode, ProcessorNode, SinkNode, SinkTarget, SourceNode};
+use crate::error::{RecordPart, Result, StreamsError, TopologyError};
+use crate::processor::Processor;
+use crate::record::Record;
+use crate::serde::{Serde, SerdeRef, builtin_serde};
+
+/// The topics a source reads: names, or a regex pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Topics {
+    /// These topics, by name.
+    Names(Vec<String>),
+    /// Every topic whose whole name matches this regex.
+    Pattern(String),
+}
+
+impl Topics {
+    /// Every topic whose whole name matches `regex`, as Kafka's
+    /// `Pattern.compile(regex)` source.
+    pub fn pattern(regex: impl Into<String>) -> Self {
+        Topics::Pattern(regex.into())
+    }
+}
+
+impl From<&str> for Topics {
+    fn from(t: &str) -> Self {
+        Topics::Names(vec![t.to_owned()])
+    }
+}
+impl From<String> for Topics {
+    fn from(t: String) -> Self {
+        Topics::Names(vec![t])
+    }
+}
+impl From<&[&str]> for Topics {
+    fn from(t: &[&str]) -> Self {
+        Topics::Names(t.iter().map(|s| (*s).to_owned()).collect())
+    }
+}
+impl<const N: usize> From<[&str; N]> for Topics {
+    fn from(t: [&str; N]) -> Self {
+        Topics::Names(t.iter().map(|s| (*s).to_owned()).collect())
+    }
+}
+impl From<Vec<&str>> for Topics {
+    fn from(t: Vec<&str>) -> Self {
+        Topics::Names(t.into_iter().map(str::to_owned).collect())
+    }
+}
+impl From<Vec<String>> for Topics {
+    fn from(t: Vec<String>) -> Self {
+        Topics::Names(t)
+    }
+}
+
+/// A topic name as a node knows it: internal topics (repartition,
+/// changelog) get the `application.id` prefix when the topology runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TopicName {
+    /// The name without prefix.
+    pub name: String,
+    /// Whether it is an internal topic.
+    pub internal: bool,
+}
+
+impl TopicName {
+    pub(crate) fn external(name: impl Into<String>) -> Self {
+        TopicName {
+            name: name.into(),
+            internal: false,
+        }
+    }
+
+    pub(crate) fn internal(name: impl Into<String>) -> Self {
+        TopicName {
+            name: name.into(),
+            internal: true,
+        }
+    }
+
+    /// The name the topic has when the application runs.
+    pub fn full_name(&self, application_id: &str) -> String {
+        if self.internal {
+            format!("{application_id}-{}", self.name)
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+impl fmt::Display for TopicName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+/// What kind of node, with its topics.
+#[derive(Debug, Clone)]
+pub(crate) enum NodeKind {
+    Source {
+        topics: Vec<TopicName>,
+        /// The compiled, anchored pattern and the pattern as written.
+        pattern: Option<(regex::Regex, String)>,
+    },
+    Processor,
+    Sink {
+        /// `None` when the topic is chosen per record.
+        topic: Option<TopicName>,
+        /// How the per-record extractor shows in descriptions.
+        extractor: Option<String>,
+    },
+}
+
+/// The key and value types of records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TypeSig {
+    key: TypeId,
+    value: TypeId,
+    key_name: &'static str,
+    value_name: &'static str,
+}
+
+impl TypeSig {
+    pub(crate) fn of<K: 'static, V: 'static>() -> Self {
+        TypeSig {
+            key: TypeId::of::<K>(),
+            value: TypeId::of::<V>(),
+            key_name: std::any::type_name::<K>(),
+            value_name: std::any::type_name::<V>(),
+        }
+    }
+
+    fn same(&self, other: &TypeSig) -> bool {
+        self.key == other.key && self.value == other.value
+    }
+}
+
+impl fmt::Display for TypeSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}", self.key_name, self.value_name)
+    }
+}
+
+pub(crate) type NodeFactory = Rc<dyn Fn(&StreamsConfig, &str) -> Result<Box<dyn ErasedNode>>>;
+
+/// One node of a topology.
+#[derive(Clone)]
+pub(crate) struct NodeDef {
+    pub(crate) name: String,
+    pub(crate) kind: NodeKind,
+    pub(crate) parents: Vec<usize>,
+    pub(crate) children: Vec<usize>,
+    pub(crate) stores: Vec<String>,
+    /// What the node reads (`None` for sources).
+    pub(crate) input: Option<TypeSig>,
+    /// What the node forwards (`None` for sinks).
+    pub(crate) output: Option<TypeSig>,
+    pub(crate) factory: NodeFactory,
+}
+
+/// Resolves the serde of a source or sink: the one given, else the
+/// config's default for the type, else the built-in for the type.
+pub(crate) fn resolve_serde<T: 'static>(
+    given: &Option<SerdeRef<T>>,
+    config: &StreamsConfig,
+    node: &str,
+    part: RecordPart,
+) -> Result<SerdeRef<T>> {
+    if let Some(s) = given {
+        return Ok(s.clone());
+    }
+    let default = match part {
+        RecordPart::Key => config.default_key_serde(),
+        RecordPart::Value => config.default_value_serde(),
+    };
+    default
+        .and_then(|d| d.typed::<T>())
+        .or_else(builtin_serde::<T>)
+        .ok_or_else(|| StreamsError::MissingSerde {
+            node: node.to_owned(),
+            part,
+            type_name: std::any::type_name::<T>(),
+        })
+}
+
+/// A graph of sources, processors and sinks. See the [module docs](self).
+///
+/// Cloning is cheap and gives an independent copy of the graph; processor
+/// suppliers are shared, and every run calls them anew.
+#[derive(Clone, Default)]
+pub struct Topology {
+    nodes: Vec<NodeDef>,
+    index: HashMap<String, usize>,
+}
+
+impl fmt::Debug for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Topology")
+            .field("nodes", &self.node_names())
+            .finish()
+    }
+}
+
+impl Topology {
+    /// An empty topology.
+    pub fn new() -> Self {
+        Topology::default()
+    }
+
+    pub(crate) fn nodes(&self) -> &[NodeDef] {
+        &self.nodes
+    }
+
+    /// The names of all nodes, in the order they were added.
+    pub fn node_names(&self) -> Vec<&str> {
+        self.nodes.iter().map(|n| n.name.as_str()).collect()
+    }
+
+    /// Whether a node has this name.
+    pub fn contains_node(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// The topics read by sources, by name (internal ones without the
+    /// `application.id` prefix), in the order sources were added.
+    pub fn source_topics(&self) -> Vec<&TopicName> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Source { topics, .. } => Some(topics.iter()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// The fixed topics written by sinks, in the order sinks were added.
+    pub fn sink_topics(&self) -> Vec<&TopicName> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Sink { topic: Some(t), .. } => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Checks that the topology can run: it has at least one source.
+    /// (Everything else is checked as nodes are added.)
+    ///
+    /// # Errors
+    /// [`TopologyError::NoSource`].
+    pub fn validate(&self) -> Result<()> {
+        if !self
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, NodeKind::Source { .. }))
+        {
+            return Err(TopologyError::NoSource.into());
+        }
+        Ok(())
+    }
+
+    fn check_new_name(&self, name: &str) -> Result<(), TopologyError> {
+        if name.is_empty() {
+            return Err(TopologyError::EmptyName);
+        }
+        if self.index.contains_key(name) {
+            return Err(TopologyError::DuplicateName {
+                name: name.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds a node after checking its name, parents and types.
+    pub(crate) fn add_node(
+        &mut self,
+        name: &str,
+        kind: NodeKind,
+        parents: &[&str],
+        input: Option<TypeSig>,
+        output: Option<TypeSig>,
+        factory: NodeFactory,
+    ) -> Result<(), TopologyError> {
+        self.check_new_name(name)?;
+        let is_source = matches!(kind, NodeKind::Source { .. });
+        if !is_source && parents.is_empty() {
+            return Err(TopologyError::NoParent {
+                node: name.to_owned(),
+            });
+        }
+        let mut parent_ids = Vec::with_capacity(parents.len());
+        for &p in parents {
+            let &id = self.index.get(p).ok_or_else(|| TopologyError::UnknownParent {
+                node: name.to_owned(),
+                parent: p.to_owned(),
+            })?;
+            let parent = &self.nodes[id];
+            let Some(parent_output) = parent.output else {
+                return Err(TopologyError::SinkAsParent {
+                    node: name.to_owned(),
+                    parent: p.to_owned(),
+                });
+            };
+            if let Some(input) = &input
+                && !parent_output.same(input)
+            {
+                return Err(TopologyError::TypeMismatch {
+                    parent: p.to_owned(),
+                    parent_output: parent_output.to_string(),
+                    child: name.to_owned(),
+                    child_input: input.to_string(),
+                });
+            }
+            if !parent_ids.contains(&id) {
+                parent_ids.push(id);
+            }
+        }
+        if let NodeKind::Source { topics, .. } = &kind {
+            for t in topics {
+                if t.name.is_empty() {
+                    return Err(TopologyError::EmptyTopic {
+                        node: name.to_owned(),
+                    });
+                }
+                if let Some(existing) = self.nodes.iter().find(|n| match &n.kind {
+                    NodeKind::Source { topics, .. } => topics.contains(t),
+                    _ => false,
+                }) {
+                    return Err(TopologyError::TopicAlreadyRead {
+                        topic: t.name.clone(),
+                        existing: existing.name.clone(),
+                    });
+                }
+            }
+        }
+        let id = self.nodes.len();
+        for &p in &parent_ids {
+            self.nodes[p].children.push(id);
+        }
+        self.nodes.push(NodeDef {
+            name: name.to_owned(),
+            kind,
+            parents: parent_ids,
+            children: Vec::new(),
+            stores: Vec::new(),
+            input,
+            output,
+            factory,
+        });
+        self.index.insert(name.to_owned(), id);
+        Ok(())
+    }
+
+    pub(crate) fn source_kind(name: &str, topics: Topics) -> Result<NodeKind, TopologyError> {
+        match topics {
+            Topics::Names(names) => {
+                if names.is_empty() {
+                    return Err(TopologyError::NoTopic {
+                        kind: "source",
+                        node: name.to_owned(),
+                    });
+                }
+                Ok(NodeKind::Source {
+                    topics: names.into_iter().map(TopicName::external).collect(),
+                    pattern: None,
+                })
+            }
+            Topics::Pattern(p) => {
+                // Kafka matches the whole topic name.
+                let anchored = format!("^(?:{p})$");
+                match regex::Regex::new(&anchored) {
+                    Ok(_) if p.is_empty() => Err(TopologyError::InvalidPattern {
+                        node: name.to_owned(),
+                        pattern: p,
+                        reason: "the pattern is empty".to_owned(),
+                    }),
+                    Ok(re) => Ok(NodeKind::Source {
+                        topics: Vec::new(),
+                        pattern: Some((re, p)),
+                    }),
+                    Err(e) => Err(TopologyError::InvalidPattern {
+                        node: name.to_owned(),
+                        pattern: p,
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+        }
+    }
+
+    pub(crate) fn add_typed_source<K: Clone + 'static, V: Clone + 'static>(
+        &mut self,
+        name: &str,
+        kind: NodeKind,
+        key_serde: Option<SerdeRef<K>>,
+        value_serde: Option<SerdeRef<V>>,
+    ) -> Result<(), TopologyError> {
+        let factory: NodeFactory = Rc::new(move |config: &StreamsConfig, node: &str| {
+            Ok(Box::new(SourceNode::<K, V> {
+                key: resolve_serde(&key_serde, config, node, RecordPart::Key)?,
+                value: resolve_serde(&value_serde, config, node, RecordPart::Value)?,
+            }) as Box<dyn ErasedNode>)
+        });
+        self.add_node(name, kind, &[], None, Some(TypeSig::of::<K, V>()), factory)
+    }
+
+    pub(crate) fn add_typed_sink<K: 'static, V: 'static>(
+        &mut self,
+        name: &str,
+        topic: SinkTopic<K, V>,
+        key_serde: Option<SerdeRef<K>>,
+        value_serde: Option<SerdeRef<V>>,
+        parents: &[&str],
+    ) -> Result<(), TopologyError> {
+        let (kind, target) = match topic {
+            SinkTopic::Fixed(t) => {
+                if t.name.is_empty() {
+                    return Err(TopologyError::NoTopic {
+                        kind: "sink",
+                        node: name.to_owned(),
+                    });
+                }
+                (
+                    NodeKind::Sink {
+                        topic: Some(t.clone()),
+                        extractor: None,
+                    },
+                    TargetDef::Fixed(t),
+                )
+            }
+            SinkTopic::Extractor(f, shown) => (
+                NodeKind::Sink {
+                    topic: None,
+                    extractor: Some(shown),
+                },
+                TargetDef::Extractor(f),
+            ),
+        };
+        let factory: NodeFactory = Rc::new(move |config: &StreamsConfig, node: &str| {
+            let target = match &target {
+                TargetDef::Fixed(t) => SinkTarget::Fixed(t.full_name(config.application_id()).into()),
+                TargetDef::Extractor(f) => SinkTarget::Extractor(f.clone()),
+            };
+            Ok(Box::new(SinkNode::<K, V> {
+                target,
+                key: resolve_serde(&key_serde, config, node, RecordPart::Key)?,
+                value: resolve_serde(&value_serde, config, node, RecordPart::Value)?,
+            }) as Box<dyn ErasedNode>)
+        });
+        self.add_node(name, kind, parents, Some(TypeSig::of::<K, V>()), None, factory)
+    }
+
+    pub(crate) fn add_typed_processor<KIn, VIn, KOut, VOut, P, F>(
+        &mut self,
+        name: &str,
+        supplier: F,
+        parents: &[&str],
+    ) -> Result<(), TopologyError>
+    where
+        KIn: 'static,
+        VIn: 'static,
+        KOut: 'static,
+        VOut: 'static,
+        P: Processor<KIn, VIn, KOut, VOut>,
+        F: Fn() -> P + 'static,
+    {
+        let factory: NodeFactory = Rc::new(move |_config: &StreamsConfig, node: &str| {
+            Ok(Box::new(ProcessorNode::<P, KIn, VIn, KOut, VOut>::new(supplier(), node)) as Box<dyn ErasedNode>)
+        });
+        self.add_node(
+            name,
+            NodeKind::Processor,
+            parents,
+            Some(TypeSig::of::<KIn, VIn>()),
+            Some(TypeSig::of::<KOut, VOut>()),
+            factory,
+        )
+    }
+
+    /// Adds a source that reads `topics` (names or a pattern) with the
+    /// default serdes for `K` and `V` (the config's, else the built-in
+    /// ones for `String`, `Vec<u8>`, `i32`, `i64`, `f64`, `()`).
+    ///
+    /// # Errors
+    /// A name already used, no topic, a topic another source reads, or a
+    /// pattern that does not compile.
+    pub fn add_source<K: Clone + 'static, V: Clone + 'static>(
+        &mut self,
+        name: &str,
+        topics: impl Into<Topics>,
+    ) -> Result<&mut Self> {
+        let kind = Self::source_kind(name, topics.into())?;
+        self.add_typed_source::<K, V>(name, kind, None, None)?;
+        Ok(self)
+    }
+
+    /// Adds a source that reads `topics` with these serdes.
+    ///
+    /// # Errors
+    /// As [`Topology::add_source`].
+    pub fn add_source_with_serdes<K: Clone + 'static, V: Clone + 'static>(
+        &mut self,
+        name: &str,
+        topics: impl Into<Topics>,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> Result<&mut Self> {
+        let kind = Self::source_kind(name, topics.into())?;
+        self.add_typed_source::<K, V>(
+            name,
+            kind,
+            Some(std::sync::Arc::new(key_serde)),
+            Some(std::sync::Arc::new(value_serde)),
+        )?;
+        Ok(self)
+    }
+
+    /// Adds a processor made by `supplier` (called once per run) under
+    /// `parents`, which must forward `(KIn, VIn)`.
+    ///
+    /// # Errors
+    /// A name already used, no parent, an unknown parent, a sink as parent,
+    /// or parents forwarding other types.
+    pub fn add_processor<KIn, VIn, KOut, VOut, P>(
+        &mut self,
+        name: &str,
+        supplier: impl Fn() -> P + 'static,
+        parents: &[&str],
+    ) -> Result<&mut Self>
+    where
+        KIn: 'static,
+        VIn: 'static,
+        KOut: 'static,
+        VOut: 'static,
+        P: Processor<KIn, VIn, KOut, VOut>,
+    {
+        self.add_typed_processor::<KIn, VIn, KOut, VOut, P, _>(name, supplier, parents)?;
+        Ok(self)
+    }
+
+    /// Adds a sink writing to `topic` with the default serdes for `K` and `V`.
+    ///
+    /// # Errors
+    /// As [`Topology::add_processor`], or an empty topic.
+    pub fn add_sink<K: 'static, V: 'static>(
+        &mut self,
+        name: &str,
+        topic: &str,
+        parents: &[&str],
+    ) -> Result<&mut Self> {
+        self.add_typed_sink::<K, V>(name, SinkTopic::Fixed(TopicName::external(topic)), None, None, parents)?;
+        Ok(self)
+    }
+
+    /// Adds a sink writing to `topic` with these serdes.
+    ///
+    /// # Errors
+    /// As [`Topology::add_sink`].
+    pub fn add_sink_with_serdes<K: 'static, V: 'static>(
+        &mut self,
+        name: &str,
+        topic: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+        parents: &[&str],
+    ) -> Result<&mut Self> {
+        self.add_typed_sink::<K, V>(
+            name,
+            SinkTopic::Fixed(TopicName::external(topic)),
+            Some(std::sync::Arc::new(key_serde)),
+            Some(std::sync::Arc::new(value_serde)),
+            parents,
+        )?;
+        Ok(self)
+    }
+
+    /// Adds a sink that chooses its topic per record, Kafka's
+    /// `TopicNameExtractor`, with the default serdes.
+    ///
+    /// # Errors
+    /// As [`Topology::add_processor`].
+    pub fn add_sink_with_extractor<K: 'static, V: 'static>(
+        &mut self,
+        name: &str,
+        extractor: impl Fn(&Record<K, V>) -> String + 'static,
+        parents: &[&str],
+    ) -> Result<&mut Self> {
+        let shown = std::any::type_name_of_val(&extractor).to_owned();
+        self.add_typed_sink::<K, V>(name, SinkTopic::Extractor(Rc::new(extractor), shown), None, None, parents)?;
+        Ok(self)
+    }
+}
+
+/// Where a sink writes, as the builder knows it.
+pub(crate) enum SinkTopic<K, V> {
+    Fixed(TopicName),
+    Extractor(Rc<dyn Fn(&Record<K, V>) -> String>, String),
+}
+
+enum TargetDef<K, V> {
+    Fixed(TopicName),
+    Extractor(Rc<dyn Fn(&Record<K, V>) -> String>),
+}

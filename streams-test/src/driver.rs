@@ -1,0 +1,415 @@
+//! `TopologyTestDriver`: runs a topology in memory, synchronously.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use streams_core::engine::{StreamTask, TaskMetrics};
+use streams_core::serde::Serde;
+use streams_core::{RawRecord, Result, StreamsConfig, StreamsError, Topology};
+
+use crate::{TestInputTopic, TestOutputTopic};
+
+/// Where the clocks start when a test does not say: epoch millisecond 0.
+/// (Kafka starts at the machine's current time; a fixed start makes every
+/// run of a test the same.)
+pub const DEFAULT_START_MS: i64 = 0;
+
+/// A record on an output topic, with the offset it was written at.
+#[derive(Debug, Clone)]
+pub(crate) struct OutputRecord {
+    pub(crate) offset: i64,
+    pub(crate) record: RawRecord,
+}
+
+#[derive(Debug)]
+struct InputQueue {
+    topic: Arc<str>,
+    records: VecDeque<(i64, RawRecord)>,
+}
+
+pub(crate) struct DriverState {
+    task: StreamTask,
+    /// Queued records per input topic, in the order topics were first seen.
+    queues: Vec<InputQueue>,
+    /// Next offset per input topic.
+    input_offsets: HashMap<String, i64>,
+    outputs: HashMap<String, VecDeque<OutputRecord>>,
+    output_offsets: HashMap<String, i64>,
+    produced_topics: BTreeSet<String>,
+    wall_clock: i64,
+}
+
+impl DriverState {
+    pub(crate) fn outputs(&mut self) -> &mut HashMap<String, VecDeque<OutputRecord>> {
+        &mut self.outputs
+    }
+
+    pub(crate) fn produced_topic_names(&self) -> &BTreeSet<String> {
+        &self.produced_topics
+    }
+
+    /// Topics a sink can write (fixed sink topics); for error messages.
+    pub(crate) fn sink_topics(&self) -> Vec<String> {
+        let mut all: BTreeSet<String> = self.task.sink_topics().iter().cloned().collect();
+        all.extend(self.produced_topics.iter().cloned());
+        all.into_iter().collect()
+    }
+
+    fn known_topics(&self) -> Vec<String> {
+        self.task
+            .source_topics()
+            .into_iter()
+            .chain(self.task.source_patterns())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Queues a record for an input topic and processes everything that
+    /// can be processed.
+    pub(crate) fn pipe(&mut self, topic: &str, record: RawRecord) -> Result<()> {
+        if !self.task.reads(topic) {
+            return Err(StreamsError::UnknownTopic {
+                topic: topic.to_owned(),
+                known: self.known_topics(),
+            });
+        }
+        if record.timestamp < 0 {
+            return Err(StreamsError::NegativeTimestamp {
+                topic: topic.to_owned(),
+                timestamp: record.timestamp,
+            });
+        }
+        self.enqueue(topic, record);
+        self.complete_all_processable_work()
+    }
+
+    fn enqueue(&mut self, topic: &str, record: RawRecord) {
+        let offset = self.input_offsets.entry(topic.to_owned()).or_insert(0);
+        let this = *offset;
+        *offset += 1;
+        match self.queues.iter_mut().find(|q| &*q.topic == topic) {
+            Some(q) => q.records.push_back((this, record)),
+            None => self.queues.push(InputQueue {
+                topic: Arc::from(topic),
+                records: VecDeque::from([(this, record)]),
+            }),
+        }
+    }
+
+    /// Moves what sinks produced to the output topics, and feeds records
+    /// written to topics the topology reads back into their queues.
+    fn capture_outputs(&mut self) {
+        for produced in self.task.take_produced() {
+            let topic: &str = &produced.topic;
+            self.produced_topics.insert(topic.to_owned());
+            let offset = self.output_offsets.entry(topic.to_owned()).or_insert(0);
+            let this = *offset;
+            *offset += 1;
+            if self.task.reads(topic) {
+                self.enqueue(topic, produced.record.clone());
+            }
+            self.outputs
+                .entry(topic.to_owned())
+                .or_default()
+                .push_back(OutputRecord {
+                    offset: this,
+                    record: produced.record,
+                });
+        }
+    }
+
+    /// Processes queued records until none is left: the one with the
+    /// smallest timestamp first (then the queue seen first), each followed
+    /// by stream-time punctuation and output capture, as Kafka's driver.
+    /// Outputs produced before an error are kept.
+    fn complete_all_processable_work(&mut self) -> Result<()> {
+        self.capture_outputs();
+        loop {
+            let next = self
+                .queues
+                .iter()
+                .enumerate()
+                .filter_map(|(i, q)| q.records.front().map(|(_, r)| (r.timestamp, i)))
+                .min();
+            let Some((_, i)) = next else { return Ok(()) };
+            let Some((offset, record)) = self.queues[i].records.pop_front() else {
+                return Ok(());
+            };
+            let topic = self.queues[i].topic.clone();
+            let result = self
+                .task
+                .process(&topic, offset, record)
+                .and_then(|()| self.task.maybe_punctuate_stream_time().map(|_| ()));
+            self.capture_outputs();
+            result?;
+        }
+    }
+
+    pub(crate) fn advance_wall_clock(&mut self, advance: Duration) -> Result<()> {
+        let millis = i64::try_from(advance.as_millis()).map_err(|_| {
+            StreamsError::InvalidArgument(format!("wall-clock advance {advance:?} is too large"))
+        })?;
+        self.wall_clock = self.wall_clock.saturating_add(millis);
+        let result = self.task.maybe_punctuate_wall_clock(self.wall_clock);
+        self.capture_outputs();
+        result?;
+        self.complete_all_processable_work()
+    }
+}
+
+/// Runs a [`Topology`] in memory, synchronously and deterministically,
+/// Kafka's `TopologyTestDriver`.
+///
+/// Create typed input and output topics with
+/// [`create_input_topic`](TopologyTestDriver::create_input_topic) and
+/// [`create_output_topic`](TopologyTestDriver::create_output_topic); both
+/// borrow the driver, so any number can be used at once. Each piped record
+/// is processed to completion before the pipe returns: through every
+/// processor, then stream-time punctuation, then any records written to
+/// topics the topology itself reads are processed too (smallest timestamp
+/// first). The wall clock moves only when
+/// [`advance_wall_clock_time`](TopologyTestDriver::advance_wall_clock_time)
+/// is called. All topics have one partition, 0.
+///
+/// ```
+/// use streams_core::serde::StringSerde;
+/// use streams_core::StreamsBuilder;
+/// use streams_test::TopologyTestDriver;
+///
+/// let builder = StreamsBuilder::new();
+/// builder.stream::<String, String>("in").map_values(|v| v.to_uppercase()).to("out");
+/// let driver = TopologyTestDriver::new(builder.build()?)?;
+/// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+/// let output = driver.create_output_topic("out", StringSerde, StringSerde);
+/// input.pipe_key_value("k", "hello");
+/// assert_eq!(output.read_value(), Some("HELLO".to_string()));
+/// assert!(output.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct TopologyTestDriver {
+    state: RefCell<Option<DriverState>>,
+    start_ms: i64,
+}
+
+impl std::fmt::Debug for TopologyTestDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.state.borrow() {
+            Some(s) => f
+                .debug_struct("TopologyTestDriver")
+                .field("task", &s.task)
+                .field("wall_clock", &s.wall_clock)
+                .field("produced_topics", &s.produced_topics)
+                .finish_non_exhaustive(),
+            None => f.write_str("TopologyTestDriver(closed)"),
+        }
+    }
+}
+
+/// Builds a [`TopologyTestDriver`] with a config and a start time.
+///
+/// ```
+/// use streams_core::{StreamsBuilder, StreamsConfig};
+/// use streams_test::TopologyTestDriver;
+///
+/// let builder = StreamsBuilder::new();
+/// builder.stream::<String, String>("in").to("out");
+/// let driver = TopologyTestDriver::builder(builder.build()?)
+///     .config(StreamsConfig::new("my-app"))
+///     .initial_wall_clock_time(1_000)
+///     .build()?;
+/// assert_eq!(driver.wall_clock_time(), 1_000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct DriverBuilder {
+    topology: Topology,
+    config: StreamsConfig,
+    start_ms: i64,
+}
+
+impl DriverBuilder {
+    /// Sets the config (`application.id`, default serdes, ...).
+    pub fn config(mut self, config: StreamsConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Sets the wall clock's start, in epoch millis; also the default
+    /// start time of input topics.
+    pub fn initial_wall_clock_time(mut self, epoch_ms: i64) -> Self {
+        self.start_ms = epoch_ms;
+        self
+    }
+
+    /// Builds the driver: instantiates and initializes every processor.
+    ///
+    /// # Errors
+    /// An invalid topology, a missing serde, or a failing `init`.
+    pub fn build(self) -> Result<TopologyTestDriver> {
+        let task = StreamTask::new(&self.topology, &self.config, self.start_ms)?;
+        Ok(TopologyTestDriver {
+            state: RefCell::new(Some(DriverState {
+                task,
+                queues: Vec::new(),
+                input_offsets: HashMap::new(),
+                outputs: HashMap::new(),
+                output_offsets: HashMap::new(),
+                produced_topics: BTreeSet::new(),
+                wall_clock: self.start_ms,
+            })),
+            start_ms: self.start_ms,
+        })
+    }
+}
+
+impl TopologyTestDriver {
+    /// A driver with the default config (`application.id` `test-app`, no
+    /// default serdes) and clocks starting at [`DEFAULT_START_MS`].
+    ///
+    /// # Errors
+    /// As [`DriverBuilder::build`].
+    pub fn new(topology: Topology) -> Result<Self> {
+        Self::builder(topology).build()
+    }
+
+    /// A driver with this config.
+    ///
+    /// # Errors
+    /// As [`DriverBuilder::build`].
+    pub fn with_config(topology: Topology, config: StreamsConfig) -> Result<Self> {
+        Self::builder(topology).config(config).build()
+    }
+
+    /// A builder, to set the config and the start time.
+    pub fn builder(topology: Topology) -> DriverBuilder {
+        DriverBuilder {
+            topology,
+            config: StreamsConfig::default(),
+            start_ms: DEFAULT_START_MS,
+        }
+    }
+
+    pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut DriverState) -> Result<T>) -> Result<T> {
+        let mut guard = self
+            .state
+            .try_borrow_mut()
+            .map_err(|_| StreamsError::InvalidArgument("the driver is already in use (re-entered from a processor?)".into()))?;
+        match guard.as_mut() {
+            Some(state) => f(state),
+            None => Err(StreamsError::Closed("test driver")),
+        }
+    }
+
+    /// A typed handle to pipe records into `topic`, with its own clock
+    /// starting at the driver's start time and not advancing by itself.
+    /// Piping to a topic that no source reads fails with the topics that
+    /// exist.
+    pub fn create_input_topic<K: 'static, V: 'static>(
+        &self,
+        topic: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> TestInputTopic<'_, K, V> {
+        TestInputTopic::new(self, topic, Arc::new(key_serde), Arc::new(value_serde), self.start_ms, Duration::ZERO)
+    }
+
+    /// As [`create_input_topic`](TopologyTestDriver::create_input_topic),
+    /// with a start time for the topic's clock (epoch millis) and a step it
+    /// advances by after each record piped without a timestamp.
+    pub fn create_input_topic_with_time<K: 'static, V: 'static>(
+        &self,
+        topic: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+        start_ms: i64,
+        auto_advance: Duration,
+    ) -> TestInputTopic<'_, K, V> {
+        TestInputTopic::new(self, topic, Arc::new(key_serde), Arc::new(value_serde), start_ms, auto_advance)
+    }
+
+    /// A typed handle to read what the topology wrote to `topic`.
+    pub fn create_output_topic<K: 'static, V: 'static>(
+        &self,
+        topic: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> TestOutputTopic<'_, K, V> {
+        TestOutputTopic::new(self, topic, Arc::new(key_serde), Arc::new(value_serde))
+    }
+
+    /// Pipes one serialized record into `topic` and processes it (and
+    /// everything it causes) to completion.
+    ///
+    /// # Errors
+    /// An unknown topic, a negative timestamp, or any processing error.
+    pub fn pipe_raw(&self, topic: &str, record: RawRecord) -> Result<()> {
+        self.with_state(|s| s.pipe(topic, record))
+    }
+
+    /// Advances the mock wall clock, firing wall-clock punctuations that
+    /// are due (each at most once), then processes whatever they caused.
+    ///
+    /// # Errors
+    /// Any error a punctuation or processor returned.
+    pub fn try_advance_wall_clock_time(&self, advance: Duration) -> Result<()> {
+        self.with_state(|s| s.advance_wall_clock(advance))
+    }
+
+    /// As [`try_advance_wall_clock_time`](TopologyTestDriver::try_advance_wall_clock_time).
+    ///
+    /// # Panics
+    /// If a punctuation or processor fails, with its error.
+    #[track_caller]
+    pub fn advance_wall_clock_time(&self, advance: Duration) {
+        if let Err(e) = self.try_advance_wall_clock_time(advance) {
+            panic!("advancing the wall clock by {advance:?} failed: {e}");
+        }
+    }
+
+    /// The wall clock's current time, in epoch millis.
+    pub fn wall_clock_time(&self) -> i64 {
+        self.with_state(|s| Ok(s.wall_clock)).unwrap_or(self.start_ms)
+    }
+
+    /// The current stream time: the largest timestamp processed, or `-1`.
+    pub fn stream_time(&self) -> i64 {
+        self.with_state(|s| Ok(s.task.stream_time())).unwrap_or(-1)
+    }
+
+    /// The names of every topic the topology has written to, internal
+    /// (`-repartition`, `-changelog`) ones included, sorted.
+    pub fn produced_topic_names(&self) -> BTreeSet<String> {
+        self.with_state(|s| Ok(s.produced_topics.clone())).unwrap_or_default()
+    }
+
+    /// Counters of processed and dropped records.
+    pub fn metrics(&self) -> TaskMetrics {
+        self.with_state(|s| Ok(s.task.metrics())).unwrap_or_default()
+    }
+
+    /// Closes every processor and drops all state, Kafka's `close()`.
+    /// Topic handles borrow the driver, so none can outlive this call.
+    /// Dropping the driver closes it too, but cannot report errors.
+    ///
+    /// # Errors
+    /// The first error a processor's `close` returned (all are closed).
+    pub fn close(self) -> Result<()> {
+        let state = self.state.borrow_mut().take();
+        match state {
+            Some(mut s) => s.task.close(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TopologyTestDriver {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.get_mut().as_mut() {
+            // Processors are closed on drop too, as the driver's resources
+            // end here; errors cannot be reported from drop.
+            let _ = state.task.close();
+        }
+    }
+}

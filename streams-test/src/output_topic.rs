@@ -1,0 +1,321 @@
+//! `TestOutputTopic`: reads typed records the topology wrote to a topic.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use streams_core::serde::SerdeRef;
+use streams_core::{RecordPart, Result, StreamsError};
+
+use crate::driver::OutputRecord;
+use crate::{KeyValue, TestRecord, TopologyTestDriver};
+
+/// A typed handle to read one output topic, Kafka's `TestOutputTopic`.
+///
+/// Reads consume records in the order they were written. Each read has a
+/// failing form (`read_value`, ...) that panics on an empty topic, pointing
+/// at the caller, and a `try_` form that returns `None` instead. A record
+/// that the serdes cannot decode stays in the topic, and the read panics
+/// with its topic, partition, offset and the serde's reason.
+///
+/// Values are `Option<V>`: `None` is a tombstone, as Kafka's `null`.
+///
+/// ```
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::StreamsBuilder;
+/// use streams_test::{KeyValue, TopologyTestDriver};
+///
+/// let builder = StreamsBuilder::new();
+/// builder.stream::<String, i64>("in").to("out");
+/// let driver = TopologyTestDriver::new(builder.build()?)?;
+/// let input = driver.create_input_topic("in", StringSerde, I64Serde);
+/// let output = driver.create_output_topic("out", StringSerde, I64Serde);
+/// input.pipe_key_value("a", 1);
+/// input.pipe_key_value("b", 2);
+/// input.pipe_tombstone("a");
+/// assert_eq!(output.queue_size(), 3);
+/// assert_eq!(output.read_key_value(), KeyValue::pair("a", 1));
+/// let table = output.read_table();
+/// assert_eq!(table.len(), 1);
+/// assert_eq!(table["b"], 2);
+/// assert_eq!(output.try_read_value(), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct TestOutputTopic<'d, K, V> {
+    driver: &'d TopologyTestDriver,
+    topic: String,
+    key_serde: SerdeRef<K>,
+    value_serde: SerdeRef<V>,
+}
+
+impl<K: 'static, V: 'static> std::fmt::Debug for TestOutputTopic<'_, K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestOutputTopic")
+            .field("topic", &self.topic)
+            .field("queue_size", &self.queue_size())
+            .finish()
+    }
+}
+
+enum Read<T> {
+    Got(T),
+    Empty,
+    Uninitialized(Vec<String>),
+}
+
+impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
+    pub(crate) fn new(
+        driver: &'d TopologyTestDriver,
+        topic: &str,
+        key_serde: SerdeRef<K>,
+        value_serde: SerdeRef<V>,
+    ) -> Self {
+        TestOutputTopic {
+            driver,
+            topic: topic.to_owned(),
+            key_serde,
+            value_serde,
+        }
+    }
+
+    /// The topic's name.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// How many records are waiting to be read.
+    pub fn queue_size(&self) -> usize {
+        self.driver
+            .with_state(|s| Ok(s.outputs().get(&self.topic).map_or(0, |q| q.len())))
+            .unwrap_or(0)
+    }
+
+    /// Whether no record is waiting to be read.
+    pub fn is_empty(&self) -> bool {
+        self.queue_size() == 0
+    }
+
+    fn decode(&self, out: &OutputRecord) -> Result<TestRecord<K, V>> {
+        let err = |part, reason| StreamsError::Deserialization {
+            topic: self.topic.clone(),
+            partition: 0,
+            offset: out.offset,
+            part,
+            reason,
+        };
+        let key = match &out.record.key {
+            Some(b) => Some(
+                self.key_serde
+                    .deserialize(&self.topic, b)
+                    .map_err(|e| err(RecordPart::Key, e))?,
+            ),
+            None => None,
+        };
+        let value = match &out.record.value {
+            Some(b) => Some(
+                self.value_serde
+                    .deserialize(&self.topic, b)
+                    .map_err(|e| err(RecordPart::Value, e))?,
+            ),
+            None => None,
+        };
+        Ok(TestRecord {
+            key,
+            value,
+            timestamp: Some(out.record.timestamp),
+            headers: out.record.headers.clone(),
+        })
+    }
+
+    /// Decodes the next record and removes it only if that worked.
+    fn next(&self) -> Result<Read<TestRecord<K, V>>> {
+        self.driver.with_state(|s| {
+            let known = s.produced_topic_names().contains(&self.topic);
+            let sinks = s.sink_topics();
+            match s.outputs().get_mut(&self.topic) {
+                Some(q) => match q.front() {
+                    Some(front) => {
+                        let decoded = self.decode(front)?;
+                        q.pop_front();
+                        Ok(Read::Got(decoded))
+                    }
+                    None => Ok(Read::Empty),
+                },
+                None if known => Ok(Read::Empty),
+                None => Ok(Read::Uninitialized(sinks)),
+            }
+        })
+    }
+
+    /// Decodes every waiting record and removes them only if all worked.
+    fn all(&self) -> Result<Vec<TestRecord<K, V>>> {
+        self.driver.with_state(|s| match s.outputs().get_mut(&self.topic) {
+            Some(q) => {
+                let decoded = q.iter().map(|r| self.decode(r)).collect::<Result<Vec<_>>>()?;
+                q.clear();
+                Ok(decoded)
+            }
+            None => Ok(Vec::new()),
+        })
+    }
+
+    #[track_caller]
+    fn try_next(&self) -> Option<TestRecord<K, V>> {
+        match self.next() {
+            Ok(Read::Got(r)) => Some(r),
+            Ok(Read::Empty | Read::Uninitialized(_)) => None,
+            Err(e) => panic!("reading topic `{}` failed: {e}", self.topic),
+        }
+    }
+
+    #[track_caller]
+    fn must_next(&self) -> TestRecord<K, V> {
+        match self.next() {
+            Ok(Read::Got(r)) => r,
+            Ok(Read::Empty) => panic!("empty topic: {}; every record written to it was already read", self.topic),
+            Ok(Read::Uninitialized(sinks)) => panic!(
+                "uninitialized topic: {}; the topology never wrote to it (it writes to {sinks:?})",
+                self.topic
+            ),
+            Err(e) => panic!("reading topic `{}` failed: {e}", self.topic),
+        }
+    }
+
+    #[track_caller]
+    fn must_all(&self) -> Vec<TestRecord<K, V>> {
+        match self.all() {
+            Ok(v) => v,
+            Err(e) => panic!("reading topic `{}` failed: {e}; no record was consumed", self.topic),
+        }
+    }
+
+    /// Reads the next record's value (`None` for a tombstone).
+    ///
+    /// # Panics
+    /// If the topic is empty (`empty topic: out`) or was never written
+    /// (`uninitialized topic: out`, listing the topics that were), or the
+    /// record cannot be decoded.
+    #[track_caller]
+    pub fn read_value(&self) -> Option<V> {
+        self.must_next().value
+    }
+
+    /// Reads the next record's value, or `None` if the topic is empty;
+    /// the inner `None` is a tombstone.
+    ///
+    /// # Panics
+    /// If the record cannot be decoded.
+    #[track_caller]
+    pub fn try_read_value(&self) -> Option<Option<V>> {
+        self.try_next().map(|r| r.value)
+    }
+
+    /// Reads the next record's key and value.
+    ///
+    /// # Panics
+    /// As [`read_value`](TestOutputTopic::read_value).
+    #[track_caller]
+    pub fn read_key_value(&self) -> KeyValue<K, V> {
+        let r = self.must_next();
+        KeyValue::new(r.key, r.value)
+    }
+
+    /// Reads the next record's key and value, or `None` if the topic is empty.
+    ///
+    /// # Panics
+    /// If the record cannot be decoded.
+    #[track_caller]
+    pub fn try_read_key_value(&self) -> Option<KeyValue<K, V>> {
+        self.try_next().map(|r| KeyValue::new(r.key, r.value))
+    }
+
+    /// Reads the next record whole: key, value, timestamp and headers.
+    ///
+    /// # Panics
+    /// As [`read_value`](TestOutputTopic::read_value).
+    #[track_caller]
+    pub fn read_record(&self) -> TestRecord<K, V> {
+        self.must_next()
+    }
+
+    /// Reads the next record whole, or `None` if the topic is empty.
+    ///
+    /// # Panics
+    /// If the record cannot be decoded.
+    #[track_caller]
+    pub fn try_read_record(&self) -> Option<TestRecord<K, V>> {
+        self.try_next()
+    }
+
+    /// Reads every waiting record's value; empty if there are none.
+    ///
+    /// # Panics
+    /// If a record cannot be decoded (then none is consumed).
+    #[track_caller]
+    pub fn read_values_to_list(&self) -> Vec<Option<V>> {
+        self.must_all().into_iter().map(|r| r.value).collect()
+    }
+
+    /// Reads every waiting record's key and value.
+    ///
+    /// # Panics
+    /// As [`read_values_to_list`](TestOutputTopic::read_values_to_list).
+    #[track_caller]
+    pub fn read_key_values_to_list(&self) -> Vec<KeyValue<K, V>> {
+        self.must_all()
+            .into_iter()
+            .map(|r| KeyValue::new(r.key, r.value))
+            .collect()
+    }
+
+    /// Reads every waiting record whole.
+    ///
+    /// # Panics
+    /// As [`read_values_to_list`](TestOutputTopic::read_values_to_list).
+    #[track_caller]
+    pub fn read_records_to_list(&self) -> Vec<TestRecord<K, V>> {
+        self.must_all()
+    }
+
+    /// Reads every waiting record into a map of the last value per key,
+    /// as Kafka's `readKeyValuesToMap`: a tombstone keeps its key, with
+    /// `None`.
+    ///
+    /// # Panics
+    /// If a record has a null key (a map has no place for it), or as
+    /// [`read_values_to_list`](TestOutputTopic::read_values_to_list).
+    #[track_caller]
+    pub fn read_key_values_to_map(&self) -> HashMap<K, Option<V>>
+    where
+        K: Hash + Eq,
+    {
+        let mut map = HashMap::new();
+        for r in self.must_all() {
+            match r.key {
+                Some(k) => {
+                    map.insert(k, r.value);
+                }
+                None => panic!(
+                    "null keys are not allowed in read_key_values_to_map: topic `{}` has a record with a null key; read it with read_key_values_to_list",
+                    self.topic
+                ),
+            }
+        }
+        map
+    }
+
+    /// Reads every waiting record into a table: the last value per key,
+    /// where a tombstone removes the key.
+    ///
+    /// # Panics
+    /// As [`read_key_values_to_map`](TestOutputTopic::read_key_values_to_map).
+    #[track_caller]
+    pub fn read_table(&self) -> HashMap<K, V>
+    where
+        K: Hash + Eq,
+    {
+        self.read_key_values_to_map()
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect()
+    }
+}
