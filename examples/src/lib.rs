@@ -1,1 +1,15 @@
-//! Example topologies.
+//! Example topologies, each a function shared by its runnable program
+//! (under `bin/`, run with `cargo run --example <name>`) and its tests.
+//!
+//! - [`orders`]: JSON orders parsed, filtered, enriched, split by region
+//!   and routed to one topic per region.
+//!
+//! ```
+//! use streams_examples::orders;
+//! let topology = orders::topology()?;
+//! assert!(topology.node_names().contains(&"route-eu"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod orders;

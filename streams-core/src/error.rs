@@ -85,7 +85,9 @@ pub enum TopologyError {
     #[error("a node name must not be empty")]
     EmptyName,
     /// A node names a parent that does not exist (yet).
-    #[error("node `{node}` names parent `{parent}`, which does not exist; add parents before their children")]
+    #[error(
+        "node `{node}` names parent `{parent}`, which does not exist; add parents before their children"
+    )]
     UnknownParent {
         /// The node being added.
         node: String,
@@ -124,7 +126,9 @@ pub enum TopologyError {
         node: String,
     },
     /// A topic is read by two sources.
-    #[error("topic `{topic}` is already read by source `{existing}`; a topic can be read by one source only")]
+    #[error(
+        "topic `{topic}` is already read by source `{existing}`; a topic can be read by one source only"
+    )]
     TopicAlreadyRead {
         /// The topic.
         topic: String,
@@ -157,7 +161,9 @@ pub enum TopologyError {
         child_input: String,
     },
     /// A store was connected to a processor but never added.
-    #[error("processor `{node}` is connected to store `{store}`, which was never added; add it with `add_state_store`")]
+    #[error(
+        "processor `{node}` is connected to store `{store}`, which was never added; add it with `add_state_store`"
+    )]
     UnknownStore {
         /// The processor.
         node: String,
@@ -171,7 +177,9 @@ pub enum TopologyError {
         store: String,
     },
     /// A processor named in `connect_processor_and_state_stores` does not exist or is not a processor.
-    #[error("`{node}` is not a processor of this topology; stores can be connected to processors only")]
+    #[error(
+        "`{node}` is not a processor of this topology; stores can be connected to processors only"
+    )]
     NotAProcessor {
         /// The name given.
         node: String,
@@ -214,7 +222,10 @@ pub enum StreamsError {
         reason: SerdeError,
     },
     /// A record could not be serialized for a topic.
-    #[error("cannot serialize the {part} of a record for topic `{topic}`{}: {reason}", node_suffix(node))]
+    #[error(
+        "cannot serialize the {part} of a record for topic `{topic}`{}: {reason}",
+        node_suffix(node)
+    )]
     Serialization {
         /// The topic written.
         topic: String,
@@ -240,7 +251,9 @@ pub enum StreamsError {
         type_name: &'static str,
     },
     /// A processor forwarded to a child it does not have.
-    #[error("processor `{node}` forwarded to child `{child}`, which is not one of its children {children:?}")]
+    #[error(
+        "processor `{node}` forwarded to child `{child}`, which is not one of its children {children:?}"
+    )]
     UnknownChild {
         /// The forwarding processor.
         node: String,
@@ -258,7 +271,9 @@ pub enum StreamsError {
         known: Vec<String>,
     },
     /// A record timestamp was negative.
-    #[error("record timestamp {timestamp} for topic `{topic}` is negative; timestamps are epoch milliseconds >= 0")]
+    #[error(
+        "record timestamp {timestamp} for topic `{topic}` is negative; timestamps are epoch milliseconds >= 0"
+    )]
     NegativeTimestamp {
         /// The topic.
         topic: String,
@@ -279,7 +294,9 @@ pub enum StreamsError {
     },
     /// A processor was entered again while it was already running
     /// (a cycle between processors of one task).
-    #[error("processor `{node}` was re-entered while processing; processors of one sub-topology must not form a cycle")]
+    #[error(
+        "processor `{node}` was re-entered while processing; processors of one sub-topology must not form a cycle"
+    )]
     Reentrant {
         /// The processor.
         node: String,

@@ -43,7 +43,9 @@ pub mod serde;
 pub mod topology;
 
 pub use config::{DeserializationHandling, StreamsConfig};
-pub use dsl::{Branched, BranchedKStream, Consumed, KStream, Produced, Repartitioned, StreamsBuilder};
+pub use dsl::{
+    Branched, BranchedKStream, Consumed, KStream, Produced, Repartitioned, StreamsBuilder,
+};
 pub use error::{RecordPart, Result, SerdeError, StreamsError, TopologyError};
 pub use record::{ConsumerRecord, Header, Headers, RawRecord, Record, RecordMetadata};
 pub use topology::{TopicName, Topics, Topology};

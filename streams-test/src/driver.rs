@@ -292,10 +292,11 @@ impl TopologyTestDriver {
     }
 
     pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut DriverState) -> Result<T>) -> Result<T> {
-        let mut guard = self
-            .state
-            .try_borrow_mut()
-            .map_err(|_| StreamsError::InvalidArgument("the driver is already in use (re-entered from a processor?)".into()))?;
+        let mut guard = self.state.try_borrow_mut().map_err(|_| {
+            StreamsError::InvalidArgument(
+                "the driver is already in use (re-entered from a processor?)".into(),
+            )
+        })?;
         match guard.as_mut() {
             Some(state) => f(state),
             None => Err(StreamsError::Closed("test driver")),
@@ -312,7 +313,14 @@ impl TopologyTestDriver {
         key_serde: impl Serde<K>,
         value_serde: impl Serde<V>,
     ) -> TestInputTopic<'_, K, V> {
-        TestInputTopic::new(self, topic, Arc::new(key_serde), Arc::new(value_serde), self.start_ms, Duration::ZERO)
+        TestInputTopic::new(
+            self,
+            topic,
+            Arc::new(key_serde),
+            Arc::new(value_serde),
+            self.start_ms,
+            Duration::ZERO,
+        )
     }
 
     /// As [`create_input_topic`](TopologyTestDriver::create_input_topic),
@@ -326,7 +334,14 @@ impl TopologyTestDriver {
         start_ms: i64,
         auto_advance: Duration,
     ) -> TestInputTopic<'_, K, V> {
-        TestInputTopic::new(self, topic, Arc::new(key_serde), Arc::new(value_serde), start_ms, auto_advance)
+        TestInputTopic::new(
+            self,
+            topic,
+            Arc::new(key_serde),
+            Arc::new(value_serde),
+            start_ms,
+            auto_advance,
+        )
     }
 
     /// A typed handle to read what the topology wrote to `topic`.
@@ -370,7 +385,8 @@ impl TopologyTestDriver {
 
     /// The wall clock's current time, in epoch millis.
     pub fn wall_clock_time(&self) -> i64 {
-        self.with_state(|s| Ok(s.wall_clock)).unwrap_or(self.start_ms)
+        self.with_state(|s| Ok(s.wall_clock))
+            .unwrap_or(self.start_ms)
     }
 
     /// The current stream time: the largest timestamp processed, or `-1`.
@@ -381,12 +397,14 @@ impl TopologyTestDriver {
     /// The names of every topic the topology has written to, internal
     /// (`-repartition`, `-changelog`) ones included, sorted.
     pub fn produced_topic_names(&self) -> BTreeSet<String> {
-        self.with_state(|s| Ok(s.produced_topics.clone())).unwrap_or_default()
+        self.with_state(|s| Ok(s.produced_topics.clone()))
+            .unwrap_or_default()
     }
 
     /// Counters of processed and dropped records.
     pub fn metrics(&self) -> TaskMetrics {
-        self.with_state(|s| Ok(s.task.metrics())).unwrap_or_default()
+        self.with_state(|s| Ok(s.task.metrics()))
+            .unwrap_or_default()
     }
 
     /// Closes every processor and drops all state, Kafka's `close()`.

@@ -244,7 +244,12 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_records`](TestInputTopic::pipe_records).
     #[track_caller]
-    pub fn pipe_values_timed<T: Into<V>>(&self, values: impl IntoIterator<Item = T>, start: i64, advance: Duration) {
+    pub fn pipe_values_timed<T: Into<V>>(
+        &self,
+        values: impl IntoIterator<Item = T>,
+        start: i64,
+        advance: Duration,
+    ) {
         let step = millis(advance);
         for (i, v) in values.into_iter().enumerate() {
             let ts = start.saturating_add(step.saturating_mul(i as i64));

@@ -148,14 +148,18 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
 
     /// Decodes every waiting record and removes them only if all worked.
     fn all(&self) -> Result<Vec<TestRecord<K, V>>> {
-        self.driver.with_state(|s| match s.outputs().get_mut(&self.topic) {
-            Some(q) => {
-                let decoded = q.iter().map(|r| self.decode(r)).collect::<Result<Vec<_>>>()?;
-                q.clear();
-                Ok(decoded)
-            }
-            None => Ok(Vec::new()),
-        })
+        self.driver
+            .with_state(|s| match s.outputs().get_mut(&self.topic) {
+                Some(q) => {
+                    let decoded = q
+                        .iter()
+                        .map(|r| self.decode(r))
+                        .collect::<Result<Vec<_>>>()?;
+                    q.clear();
+                    Ok(decoded)
+                }
+                None => Ok(Vec::new()),
+            })
     }
 
     #[track_caller]
@@ -171,7 +175,10 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     fn must_next(&self) -> TestRecord<K, V> {
         match self.next() {
             Ok(Read::Got(r)) => r,
-            Ok(Read::Empty) => panic!("empty topic: {}; every record written to it was already read", self.topic),
+            Ok(Read::Empty) => panic!(
+                "empty topic: {}; every record written to it was already read",
+                self.topic
+            ),
             Ok(Read::Uninitialized(sinks)) => panic!(
                 "uninitialized topic: {}; the topology never wrote to it (it writes to {sinks:?})",
                 self.topic
@@ -184,7 +191,10 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     fn must_all(&self) -> Vec<TestRecord<K, V>> {
         match self.all() {
             Ok(v) => v,
-            Err(e) => panic!("reading topic `{}` failed: {e}; no record was consumed", self.topic),
+            Err(e) => panic!(
+                "reading topic `{}` failed: {e}; no record was consumed",
+                self.topic
+            ),
         }
     }
 

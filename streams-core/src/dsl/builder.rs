@@ -90,7 +90,10 @@ impl StreamsBuilder {
 
     /// A stream of the records of `topics` (one name, several, or
     /// [`Topics::pattern`]) with the default serdes for `K` and `V`.
-    pub fn stream<K: Clone + 'static, V: Clone + 'static>(&self, topics: impl Into<Topics>) -> KStream<K, V> {
+    pub fn stream<K: Clone + 'static, V: Clone + 'static>(
+        &self,
+        topics: impl Into<Topics>,
+    ) -> KStream<K, V> {
         self.stream_with(topics, Consumed::default())
     }
 

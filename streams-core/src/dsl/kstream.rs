@@ -4,13 +4,13 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::dsl::processors::{
-    Filter, FlatMap, FlatMapValues, Map, MapValues, PassThrough, Peek, SelectKey,
+    Filter, FlatMap, FlatMapValues, KvFn, Map, MapValues, PassThrough, Peek, SelectKey,
 };
 use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
 use crate::processor::Processor;
 use crate::record::Record;
 use crate::serde::SerdeRef;
-use crate::topology::{NodeKind, SinkTopic, TopicName, Topology};
+use crate::topology::{NodeKind, SinkTopic, TopicExtractor, TopicName, Topology};
 
 /// A stream of records, Kafka's `KStream<K, V>`.
 ///
@@ -53,7 +53,9 @@ impl<K, V> Clone for KStream<K, V> {
 
 impl<K, V> fmt::Debug for KStream<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KStream").field("node", &self.node).finish_non_exhaustive()
+        f.debug_struct("KStream")
+            .field("node", &self.node)
+            .finish_non_exhaustive()
     }
 }
 
@@ -113,8 +115,9 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         F: Fn() -> P + 'static,
     {
         let parent = self.node.clone();
-        self.builder
-            .with_topology(|t| t.add_typed_processor::<K, V, KR, VR, P, F>(&name, supplier, &[&parent]));
+        self.builder.with_topology(|t| {
+            t.add_typed_processor::<K, V, KR, VR, P, F>(&name, supplier, &[&parent])
+        });
         KStream::new(self.builder.clone(), name, key_serde, value_serde)
     }
 
@@ -122,7 +125,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Tombstones pass.
     pub fn filter(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
         let name = self.take_name("KSTREAM-FILTER-");
-        let predicate: Rc<dyn Fn(Option<&K>, &V) -> bool> = Rc::new(predicate);
+        let predicate: KvFn<K, V, bool> = Rc::new(predicate);
         self.add_processor(
             name,
             move || Filter {
@@ -138,7 +141,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// `filterNot`. Tombstones pass.
     pub fn filter_not(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
         let name = self.take_name("KSTREAM-FILTER-");
-        let predicate: Rc<dyn Fn(Option<&K>, &V) -> bool> = Rc::new(predicate);
+        let predicate: KvFn<K, V, bool> = Rc::new(predicate);
         self.add_processor(
             name,
             move || Filter {
@@ -152,7 +155,10 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each value, keeping the key, Kafka's `mapValues`.
     /// A tombstone stays a tombstone.
-    pub fn map_values<VR: Clone + 'static>(self, mapper: impl Fn(&V) -> VR + 'static) -> KStream<K, VR> {
+    pub fn map_values<VR: Clone + 'static>(
+        self,
+        mapper: impl Fn(&V) -> VR + 'static,
+    ) -> KStream<K, VR> {
         self.map_values_with_key(move |_, v| mapper(v))
     }
 
@@ -163,7 +169,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(Option<&K>, &V) -> VR + 'static,
     ) -> KStream<K, VR> {
         let name = self.take_name("KSTREAM-MAPVALUES-");
-        let mapper: Rc<dyn Fn(Option<&K>, &V) -> VR> = Rc::new(mapper);
+        let mapper: KvFn<K, V, VR> = Rc::new(mapper);
         self.add_processor(
             name,
             move || MapValues {
@@ -189,7 +195,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
     ) -> KStream<K, VR> {
         let name = self.take_name("KSTREAM-FLATMAPVALUES-");
-        let mapper: Rc<dyn Fn(Option<&K>, &V) -> Vec<VR>> = Rc::new(move |k, v| mapper(k, v).into_iter().collect());
+        let mapper: KvFn<K, V, Vec<VR>> = Rc::new(move |k, v| mapper(k, v).into_iter().collect());
         self.add_processor(
             name,
             move || FlatMapValues {
@@ -207,7 +213,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(Option<&K>, &V) -> (KR, VR) + 'static,
     ) -> KStream<KR, VR> {
         let name = self.take_name("KSTREAM-MAP-");
-        let mapper: Rc<dyn Fn(Option<&K>, &V) -> (KR, VR)> = Rc::new(mapper);
+        let mapper: KvFn<K, V, (KR, VR)> = Rc::new(mapper);
         self.add_processor(
             name,
             move || Map {
@@ -225,7 +231,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
     ) -> KStream<KR, VR> {
         let name = self.take_name("KSTREAM-FLATMAP-");
-        let mapper: Rc<dyn Fn(Option<&K>, &V) -> Vec<(KR, VR)>> =
+        let mapper: KvFn<K, V, Vec<(KR, VR)>> =
             Rc::new(move |k, v| mapper(k, v).into_iter().collect());
         self.add_processor(
             name,
@@ -244,7 +250,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         selector: impl Fn(Option<&K>, &V) -> KR + 'static,
     ) -> KStream<KR, V> {
         let name = self.take_name("KSTREAM-KEY-SELECT-");
-        let selector: Rc<dyn Fn(Option<&K>, &V) -> KR> = Rc::new(selector);
+        let selector: KvFn<K, V, KR> = Rc::new(selector);
         self.add_processor(
             name,
             move || SelectKey {
@@ -258,7 +264,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Calls `action` on each record and passes it on, Kafka's `peek`.
     pub fn peek(mut self, action: impl Fn(Option<&K>, &V) + 'static) -> Self {
         let name = self.take_name("KSTREAM-PEEK-");
-        let action: Rc<dyn Fn(Option<&K>, &V)> = Rc::new(action);
+        let action: KvFn<K, V, ()> = Rc::new(action);
         self.add_processor(
             name,
             move || Peek {
@@ -273,7 +279,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Calls `action` on each record, a terminal operation, Kafka's `foreach`.
     pub fn foreach(mut self, action: impl Fn(Option<&K>, &V) + 'static) {
         let name = self.take_name("KSTREAM-FOREACH-");
-        let action: Rc<dyn Fn(Option<&K>, &V)> = Rc::new(action);
+        let action: KvFn<K, V, ()> = Rc::new(action);
         self.add_processor::<K, V, _, _>(
             name,
             move || Peek {
@@ -296,7 +302,12 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 &[&parents[0], &parents[1]],
             )
         });
-        KStream::new(self.builder.clone(), name, self.key_serde.clone(), self.value_serde.clone())
+        KStream::new(
+            self.builder.clone(),
+            name,
+            self.key_serde.clone(),
+            self.value_serde.clone(),
+        )
     }
 
     /// Attaches a custom processor, Kafka's `process`.
@@ -326,8 +337,9 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let vs = produced.value_serde.or(self.value_serde.clone());
         let parent = self.node.clone();
         let topic = TopicName::external(topic);
-        self.builder
-            .with_topology(|t| t.add_typed_sink::<K, V>(&name, SinkTopic::Fixed(topic), ks, vs, &[&parent]));
+        self.builder.with_topology(|t| {
+            t.add_typed_sink::<K, V>(&name, SinkTopic::Fixed(topic), ks, vs, &[&parent])
+        });
     }
 
     /// Writes each record to the topic `extractor` names for it, Kafka's
@@ -350,9 +362,15 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let vs = produced.value_serde.or(self.value_serde.clone());
         let parent = self.node.clone();
         let shown = std::any::type_name_of_val(&extractor).to_owned();
-        let extractor: Rc<dyn Fn(&Record<K, V>) -> String> = Rc::new(extractor);
+        let extractor: TopicExtractor<K, V> = Rc::new(extractor);
         self.builder.with_topology(|t| {
-            t.add_typed_sink::<K, V>(&name, SinkTopic::Extractor(extractor, shown), ks, vs, &[&parent])
+            t.add_typed_sink::<K, V>(
+                &name,
+                SinkTopic::Extractor(extractor, shown),
+                ks,
+                vs,
+                &[&parent],
+            )
         });
     }
 
@@ -382,14 +400,22 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let (sink, filter, source) = if generated {
             (gen_sink, gen_filter, gen_source)
         } else {
-            (format!("{topic}-sink"), format!("{topic}-filter"), format!("{topic}-source"))
+            (
+                format!("{topic}-sink"),
+                format!("{topic}-filter"),
+                format!("{topic}-source"),
+            )
         };
         let ks = repartitioned.key_serde.or(self.key_serde.clone());
         let vs = repartitioned.value_serde.or(self.value_serde.clone());
         let parent = self.node.clone();
         let (ks2, vs2) = (ks.clone(), vs.clone());
         self.builder.with_topology(|t: &mut Topology| {
-            t.add_typed_processor::<K, V, K, V, PassThrough, _>(&filter, || PassThrough, &[&parent])?;
+            t.add_typed_processor::<K, V, K, V, PassThrough, _>(
+                &filter,
+                || PassThrough,
+                &[&parent],
+            )?;
             t.add_typed_sink::<K, V>(
                 &sink,
                 SinkTopic::Fixed(TopicName::internal(topic.clone())),
@@ -403,6 +429,11 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             };
             t.add_typed_source::<K, V>(&source, kind, ks, vs)
         });
-        KStream::new(self.builder.clone(), source, self.key_serde.clone(), self.value_serde.clone())
+        KStream::new(
+            self.builder.clone(),
+            source,
+            self.key_serde.clone(),
+            self.value_serde.clone(),
+        )
     }
 }

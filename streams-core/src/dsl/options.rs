@@ -110,11 +110,14 @@ serde_options!(
     Repartitioned
 );
 
+/// What `Branched::with_function` applies to a branch.
+pub(crate) type ChainFn<K, V> = Rc<dyn Fn(KStream<K, V>) -> Option<KStream<K, V>>>;
+
 /// A branch of [`KStream::split`]: its name and, optionally, a function
 /// applied to the branch stream, as Kafka's `Branched`.
 pub struct Branched<K, V> {
     pub(crate) name: Option<String>,
-    pub(crate) chain: Option<Rc<dyn Fn(KStream<K, V>) -> Option<KStream<K, V>>>>,
+    pub(crate) chain: Option<ChainFn<K, V>>,
 }
 
 impl<K, V> fmt::Debug for Branched<K, V> {

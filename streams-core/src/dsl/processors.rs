@@ -13,7 +13,10 @@ use crate::error::Result;
 use crate::processor::{Processor, ProcessorContext};
 use crate::record::Record;
 
-pub(crate) type Predicate<K, V> = Rc<dyn Fn(Option<&K>, &V) -> bool>;
+/// A user closure over a record's key and value.
+pub(crate) type KvFn<K, V, R> = Rc<dyn Fn(Option<&K>, &V) -> R>;
+
+pub(crate) type Predicate<K, V> = KvFn<K, V, bool>;
 
 pub(crate) struct Filter<K, V> {
     pub(crate) predicate: Predicate<K, V>,
@@ -21,7 +24,11 @@ pub(crate) struct Filter<K, V> {
 }
 
 impl<K: Clone + 'static, V: Clone + 'static> Processor<K, V> for Filter<K, V> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, K, V>, record: Record<K, V>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, V>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         let pass = match &record.value {
             Some(v) => (self.predicate)(record.key.as_ref(), v) == self.keep_when,
             None => true,
@@ -31,22 +38,37 @@ impl<K: Clone + 'static, V: Clone + 'static> Processor<K, V> for Filter<K, V> {
 }
 
 pub(crate) struct MapValues<K, V, VR> {
-    pub(crate) mapper: Rc<dyn Fn(Option<&K>, &V) -> VR>,
+    pub(crate) mapper: KvFn<K, V, VR>,
 }
 
-impl<K: Clone + 'static, V: 'static, VR: Clone + 'static> Processor<K, V, K, VR> for MapValues<K, V, VR> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, K, VR>, record: Record<K, V>) -> Result<()> {
-        let value = record.value.as_ref().map(|v| (self.mapper)(record.key.as_ref(), v));
+impl<K: Clone + 'static, V: 'static, VR: Clone + 'static> Processor<K, V, K, VR>
+    for MapValues<K, V, VR>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, VR>,
+        record: Record<K, V>,
+    ) -> Result<()> {
+        let value = record
+            .value
+            .as_ref()
+            .map(|v| (self.mapper)(record.key.as_ref(), v));
         ctx.forward(record.with_value(value))
     }
 }
 
 pub(crate) struct FlatMapValues<K, V, VR> {
-    pub(crate) mapper: Rc<dyn Fn(Option<&K>, &V) -> Vec<VR>>,
+    pub(crate) mapper: KvFn<K, V, Vec<VR>>,
 }
 
-impl<K: Clone + 'static, V: 'static, VR: Clone + 'static> Processor<K, V, K, VR> for FlatMapValues<K, V, VR> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, K, VR>, record: Record<K, V>) -> Result<()> {
+impl<K: Clone + 'static, V: 'static, VR: Clone + 'static> Processor<K, V, K, VR>
+    for FlatMapValues<K, V, VR>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, VR>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         let Some(value) = &record.value else {
             return ctx.forward(record.with_value(None));
         };
@@ -65,13 +87,17 @@ impl<K: Clone + 'static, V: 'static, VR: Clone + 'static> Processor<K, V, K, VR>
 }
 
 pub(crate) struct FlatMap<K, V, KR, VR> {
-    pub(crate) mapper: Rc<dyn Fn(Option<&K>, &V) -> Vec<(KR, VR)>>,
+    pub(crate) mapper: KvFn<K, V, Vec<(KR, VR)>>,
 }
 
 impl<K: 'static, V: 'static, KR: Clone + 'static, VR: Clone + 'static> Processor<K, V, KR, VR>
     for FlatMap<K, V, KR, VR>
 {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, KR, VR>, record: Record<K, V>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, KR, VR>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         let Some(value) = &record.value else {
             ctx.count_dropped_record();
             return Ok(());
@@ -89,11 +115,17 @@ impl<K: 'static, V: 'static, KR: Clone + 'static, VR: Clone + 'static> Processor
 }
 
 pub(crate) struct Map<K, V, KR, VR> {
-    pub(crate) mapper: Rc<dyn Fn(Option<&K>, &V) -> (KR, VR)>,
+    pub(crate) mapper: KvFn<K, V, (KR, VR)>,
 }
 
-impl<K: 'static, V: 'static, KR: Clone + 'static, VR: Clone + 'static> Processor<K, V, KR, VR> for Map<K, V, KR, VR> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, KR, VR>, record: Record<K, V>) -> Result<()> {
+impl<K: 'static, V: 'static, KR: Clone + 'static, VR: Clone + 'static> Processor<K, V, KR, VR>
+    for Map<K, V, KR, VR>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, KR, VR>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         let Some(value) = &record.value else {
             ctx.count_dropped_record();
             return Ok(());
@@ -109,11 +141,17 @@ impl<K: 'static, V: 'static, KR: Clone + 'static, VR: Clone + 'static> Processor
 }
 
 pub(crate) struct SelectKey<K, V, KR> {
-    pub(crate) selector: Rc<dyn Fn(Option<&K>, &V) -> KR>,
+    pub(crate) selector: KvFn<K, V, KR>,
 }
 
-impl<K: 'static, V: Clone + 'static, KR: Clone + 'static> Processor<K, V, KR, V> for SelectKey<K, V, KR> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, KR, V>, record: Record<K, V>) -> Result<()> {
+impl<K: 'static, V: Clone + 'static, KR: Clone + 'static> Processor<K, V, KR, V>
+    for SelectKey<K, V, KR>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, KR, V>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         let Some(value) = &record.value else {
             ctx.count_dropped_record();
             return Ok(());
@@ -124,16 +162,24 @@ impl<K: 'static, V: Clone + 'static, KR: Clone + 'static> Processor<K, V, KR, V>
 }
 
 pub(crate) struct Peek<K, V> {
-    pub(crate) action: Rc<dyn Fn(Option<&K>, &V)>,
+    pub(crate) action: KvFn<K, V, ()>,
     pub(crate) forward: bool,
 }
 
 impl<K: Clone + 'static, V: Clone + 'static> Processor<K, V> for Peek<K, V> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, K, V>, record: Record<K, V>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, V>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         if let Some(v) = &record.value {
             (self.action)(record.key.as_ref(), v);
         }
-        if self.forward { ctx.forward(record) } else { Ok(()) }
+        if self.forward {
+            ctx.forward(record)
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -141,7 +187,11 @@ impl<K: Clone + 'static, V: Clone + 'static> Processor<K, V> for Peek<K, V> {
 pub(crate) struct PassThrough;
 
 impl<K: Clone + 'static, V: Clone + 'static> Processor<K, V> for PassThrough {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, K, V>, record: Record<K, V>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, V>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         ctx.forward(record)
     }
 }
@@ -153,7 +203,11 @@ pub(crate) struct Branch<K, V> {
 }
 
 impl<K: Clone + 'static, V: Clone + 'static> Processor<K, V> for Branch<K, V> {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, K, V>, record: Record<K, V>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, V>,
+        record: Record<K, V>,
+    ) -> Result<()> {
         if let Some(v) = &record.value {
             for (i, p) in self.predicates.iter().enumerate() {
                 if p(record.key.as_ref(), v) {

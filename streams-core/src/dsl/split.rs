@@ -82,7 +82,10 @@ impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
     }
 
     /// Adds the default branch and returns all branches by name.
-    pub fn default_branch(mut self, branched: impl Into<Branched<K, V>>) -> BTreeMap<String, KStream<K, V>> {
+    pub fn default_branch(
+        mut self,
+        branched: impl Into<Branched<K, V>>,
+    ) -> BTreeMap<String, KStream<K, V>> {
         self.create_branch(branched.into(), 0);
         self.branches
     }
@@ -101,9 +104,17 @@ impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
         self.children.borrow_mut().push(child.clone());
         // Kafka takes a number from the counter for every branch.
         let _ = self.source.builder().new_name(&child);
-        let (ks, vs) = (self.source.key_serde.clone(), self.source.value_serde.clone());
-        let stream = KStream::new(self.source.builder().clone(), self.splitter.clone(), ks.clone(), vs.clone())
-            .add_processor::<K, V, _, _>(child.clone(), || PassThrough, ks, vs);
+        let (ks, vs) = (
+            self.source.key_serde.clone(),
+            self.source.value_serde.clone(),
+        );
+        let stream = KStream::new(
+            self.source.builder().clone(),
+            self.splitter.clone(),
+            ks.clone(),
+            vs.clone(),
+        )
+        .add_processor::<K, V, _, _>(child.clone(), || PassThrough, ks, vs);
         match branched.chain {
             Some(chain) => {
                 if let Some(s) = chain(stream) {

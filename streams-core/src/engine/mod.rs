@@ -142,7 +142,12 @@ impl TaskState {
         id
     }
 
-    pub(crate) fn schedule(&self, node: usize, interval: i64, kind: PunctuationType) -> Cancellable {
+    pub(crate) fn schedule(
+        &self,
+        node: usize,
+        interval: i64,
+        kind: PunctuationType,
+    ) -> Cancellable {
         let id = self.fresh_id();
         let cancelled = Rc::new(Cell::new(false));
         let next = match kind {
@@ -164,7 +169,11 @@ impl TaskState {
     }
 
     /// Runs one typed record through a node.
-    pub(crate) fn dispatch<K: 'static, V: 'static>(&self, node: usize, record: Record<K, V>) -> Result<()> {
+    pub(crate) fn dispatch<K: 'static, V: 'static>(
+        &self,
+        node: usize,
+        record: Record<K, V>,
+    ) -> Result<()> {
         let mut slot = Some(record);
         let mut guard = self.nodes[node]
             .try_borrow_mut()
@@ -199,11 +208,12 @@ impl TaskState {
                 interval: std::time::Duration::from_millis(due.interval.unsigned_abs()),
             };
             {
-                let mut node = self.nodes[due.node]
-                    .try_borrow_mut()
-                    .map_err(|_| StreamsError::Reentrant {
-                        node: self.meta[due.node].name.clone(),
-                    })?;
+                let mut node =
+                    self.nodes[due.node]
+                        .try_borrow_mut()
+                        .map_err(|_| StreamsError::Reentrant {
+                            node: self.meta[due.node].name.clone(),
+                        })?;
                 node.punctuate(self, due.node, now, &punctuation)?;
             }
             if !due.cancelled.get() {
@@ -213,7 +223,9 @@ impl TaskState {
                     next = due.next + (missed + 1) * due.interval;
                 }
                 let seq = self.fresh_id();
-                self.schedules.borrow_mut().push(Schedule { next, seq, ..due });
+                self.schedules
+                    .borrow_mut()
+                    .push(Schedule { next, seq, ..due });
             }
         }
     }
@@ -235,7 +247,10 @@ impl std::fmt::Debug for StreamTask {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamTask")
             .field("application_id", &self.state.application_id)
-            .field("nodes", &self.state.meta.iter().map(|m| &m.name).collect::<Vec<_>>())
+            .field(
+                "nodes",
+                &self.state.meta.iter().map(|m| &m.name).collect::<Vec<_>>(),
+            )
             .field("stream_time", &self.state.stream_time.get())
             .finish_non_exhaustive()
     }
@@ -272,9 +287,7 @@ impl StreamTask {
                         patterns.push((re.clone(), written.clone(), i));
                     }
                 }
-                NodeKind::Sink {
-                    topic: Some(t), ..
-                } => sink_topics.push(t.full_name(app)),
+                NodeKind::Sink { topic: Some(t), .. } => sink_topics.push(t.full_name(app)),
                 _ => {}
             }
         }
@@ -348,15 +361,17 @@ impl StreamTask {
         if self.closed {
             return Err(StreamsError::Closed("task"));
         }
-        let source = self.source_for(topic).ok_or_else(|| StreamsError::UnknownTopic {
-            topic: topic.to_owned(),
-            known: self
-                .source_topics()
-                .into_iter()
-                .chain(self.source_patterns())
-                .map(str::to_owned)
-                .collect(),
-        })?;
+        let source = self
+            .source_for(topic)
+            .ok_or_else(|| StreamsError::UnknownTopic {
+                topic: topic.to_owned(),
+                known: self
+                    .source_topics()
+                    .into_iter()
+                    .chain(self.source_patterns())
+                    .map(str::to_owned)
+                    .collect(),
+            })?;
         let topic: Arc<str> = self
             .sources
             .iter()
@@ -370,11 +385,12 @@ impl StreamTask {
         };
         *self.state.current.borrow_mut() = Some(metadata.clone());
         let result = {
-            let mut node = self.state.nodes[source]
-                .try_borrow_mut()
-                .map_err(|_| StreamsError::Reentrant {
-                    node: self.state.meta[source].name.clone(),
-                })?;
+            let mut node =
+                self.state.nodes[source]
+                    .try_borrow_mut()
+                    .map_err(|_| StreamsError::Reentrant {
+                        node: self.state.meta[source].name.clone(),
+                    })?;
             node.process_raw(&self.state, source, &metadata, record)
         };
         *self.state.current.borrow_mut() = None;
@@ -396,7 +412,8 @@ impl StreamTask {
         if now > self.state.wall_clock.get() {
             self.state.wall_clock.set(now);
         }
-        self.state.punctuate(PunctuationType::WallClockTime, self.state.wall_clock.get())
+        self.state
+            .punctuate(PunctuationType::WallClockTime, self.state.wall_clock.get())
     }
 
     /// Takes the records sinks produced since the last call, in order.

@@ -8,7 +8,6 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use super::{ProducedRecord, TaskState};
@@ -17,6 +16,7 @@ use crate::error::{RecordPart, Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext, Punctuation};
 use crate::record::{RawRecord, Record, RecordMetadata};
 use crate::serde::SerdeRef;
+use crate::topology::TopicExtractor;
 
 pub(crate) trait ErasedNode {
     fn init(&mut self, task: &TaskState, me: usize) -> Result<()>;
@@ -43,7 +43,11 @@ pub(crate) trait ErasedNode {
     }
 }
 
-fn take_record<K: 'static, V: 'static>(task: &TaskState, me: usize, record: &mut dyn Any) -> Result<Record<K, V>> {
+fn take_record<K: 'static, V: 'static>(
+    task: &TaskState,
+    me: usize,
+    record: &mut dyn Any,
+) -> Result<Record<K, V>> {
     record
         .downcast_mut::<Option<Record<K, V>>>()
         .and_then(Option::take)
@@ -72,7 +76,7 @@ fn in_node(task: &TaskState, me: usize, err: StreamsError) -> StreamsError {
 pub(crate) struct ProcessorNode<P, KIn, VIn, KOut, VOut> {
     processor: P,
     name: String,
-    _types: PhantomData<fn(KIn, VIn) -> (KOut, VOut)>,
+    _types: PhantomData<fn(KIn, VIn, KOut, VOut)>,
 }
 
 impl<P, KIn, VIn, KOut, VOut> ProcessorNode<P, KIn, VIn, KOut, VOut> {
@@ -95,13 +99,17 @@ where
 {
     fn init(&mut self, task: &TaskState, me: usize) -> Result<()> {
         let mut ctx = ProcessorContext::new(task, me);
-        self.processor.init(&mut ctx).map_err(|e| in_node(task, me, e))
+        self.processor
+            .init(&mut ctx)
+            .map_err(|e| in_node(task, me, e))
     }
 
     fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()> {
         let record = take_record::<KIn, VIn>(task, me, record)?;
         let mut ctx = ProcessorContext::new(task, me);
-        self.processor.process(&mut ctx, record).map_err(|e| in_node(task, me, e))
+        self.processor
+            .process(&mut ctx, record)
+            .map_err(|e| in_node(task, me, e))
     }
 
     fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
@@ -113,10 +121,12 @@ where
 
     fn close(&mut self) -> Result<()> {
         self.processor.close().map_err(|e| match e {
-            StreamsError::Processing { node, source } if node.is_empty() => StreamsError::Processing {
-                node: self.name.clone(),
-                source,
-            },
+            StreamsError::Processing { node, source } if node.is_empty() => {
+                StreamsError::Processing {
+                    node: self.name.clone(),
+                    source,
+                }
+            }
             other => other,
         })
     }
@@ -198,7 +208,7 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
 /// Where a sink writes.
 pub(crate) enum SinkTarget<K, V> {
     Fixed(Arc<str>),
-    Extractor(Rc<dyn Fn(&Record<K, V>) -> String>),
+    Extractor(TopicExtractor<K, V>),
 }
 
 /// Serializes typed records and produces them to a topic.
@@ -241,7 +251,11 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             reason,
         };
         let key = match &record.key {
-            Some(k) => Some(self.key.serialize(&topic, k).map_err(|e| ser_err(RecordPart::Key, e))?),
+            Some(k) => Some(
+                self.key
+                    .serialize(&topic, k)
+                    .map_err(|e| ser_err(RecordPart::Key, e))?,
+            ),
             None => None,
         };
         let value = match &record.value {

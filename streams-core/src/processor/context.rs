@@ -100,7 +100,11 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
 
     /// The names of this processor's children, in the order they were added.
     pub fn children(&self) -> Vec<&str> {
-        self.task.children(self.node).iter().map(|&c| self.task.node_name(c)).collect()
+        self.task
+            .children(self.node)
+            .iter()
+            .map(|&c| self.task.node_name(c))
+            .collect()
     }
 
     /// The `application.id`.

@@ -130,6 +130,10 @@ pub(crate) enum NodeKind {
         pattern: Option<(regex::Regex, String)>,
     },
     Processor,
+    #[allow(
+        dead_code,
+        reason = "the extractor is shown by the topology description, still to come"
+    )]
     Sink {
         /// `None` when the topic is chosen per record.
         topic: Option<TopicName>,
@@ -168,10 +172,17 @@ impl fmt::Display for TypeSig {
     }
 }
 
+/// Chooses a sink's topic per record.
+pub(crate) type TopicExtractor<K, V> = Rc<dyn Fn(&Record<K, V>) -> String>;
+
 pub(crate) type NodeFactory = Rc<dyn Fn(&StreamsConfig, &str) -> Result<Box<dyn ErasedNode>>>;
 
 /// One node of a topology.
 #[derive(Clone)]
+#[allow(
+    dead_code,
+    reason = "parents, stores and input are read by the topology description, still to come"
+)]
 pub(crate) struct NodeDef {
     pub(crate) name: String,
     pub(crate) kind: NodeKind,
@@ -319,10 +330,13 @@ impl Topology {
         }
         let mut parent_ids = Vec::with_capacity(parents.len());
         for &p in parents {
-            let &id = self.index.get(p).ok_or_else(|| TopologyError::UnknownParent {
-                node: name.to_owned(),
-                parent: p.to_owned(),
-            })?;
+            let &id = self
+                .index
+                .get(p)
+                .ok_or_else(|| TopologyError::UnknownParent {
+                    node: name.to_owned(),
+                    parent: p.to_owned(),
+                })?;
             let parent = &self.nodes[id];
             let Some(parent_output) = parent.output else {
                 return Err(TopologyError::SinkAsParent {
@@ -467,7 +481,9 @@ impl Topology {
         };
         let factory: NodeFactory = Rc::new(move |config: &StreamsConfig, node: &str| {
             let target = match &target {
-                TargetDef::Fixed(t) => SinkTarget::Fixed(t.full_name(config.application_id()).into()),
+                TargetDef::Fixed(t) => {
+                    SinkTarget::Fixed(t.full_name(config.application_id()).into())
+                }
                 TargetDef::Extractor(f) => SinkTarget::Extractor(f.clone()),
             };
             Ok(Box::new(SinkNode::<K, V> {
@@ -476,7 +492,14 @@ impl Topology {
                 value: resolve_serde(&value_serde, config, node, RecordPart::Value)?,
             }) as Box<dyn ErasedNode>)
         });
-        self.add_node(name, kind, parents, Some(TypeSig::of::<K, V>()), None, factory)
+        self.add_node(
+            name,
+            kind,
+            parents,
+            Some(TypeSig::of::<K, V>()),
+            None,
+            factory,
+        )
     }
 
     pub(crate) fn add_typed_processor<KIn, VIn, KOut, VOut, P, F>(
@@ -494,7 +517,10 @@ impl Topology {
         F: Fn() -> P + 'static,
     {
         let factory: NodeFactory = Rc::new(move |_config: &StreamsConfig, node: &str| {
-            Ok(Box::new(ProcessorNode::<P, KIn, VIn, KOut, VOut>::new(supplier(), node)) as Box<dyn ErasedNode>)
+            Ok(Box::new(ProcessorNode::<P, KIn, VIn, KOut, VOut>::new(
+                supplier(),
+                node,
+            )) as Box<dyn ErasedNode>)
         });
         self.add_node(
             name,
@@ -577,7 +603,13 @@ impl Topology {
         topic: &str,
         parents: &[&str],
     ) -> Result<&mut Self> {
-        self.add_typed_sink::<K, V>(name, SinkTopic::Fixed(TopicName::external(topic)), None, None, parents)?;
+        self.add_typed_sink::<K, V>(
+            name,
+            SinkTopic::Fixed(TopicName::external(topic)),
+            None,
+            None,
+            parents,
+        )?;
         Ok(self)
     }
 
@@ -615,7 +647,13 @@ impl Topology {
         parents: &[&str],
     ) -> Result<&mut Self> {
         let shown = std::any::type_name_of_val(&extractor).to_owned();
-        self.add_typed_sink::<K, V>(name, SinkTopic::Extractor(Rc::new(extractor), shown), None, None, parents)?;
+        self.add_typed_sink::<K, V>(
+            name,
+            SinkTopic::Extractor(Rc::new(extractor), shown),
+            None,
+            None,
+            parents,
+        )?;
         Ok(self)
     }
 }
@@ -623,10 +661,10 @@ impl Topology {
 /// Where a sink writes, as the builder knows it.
 pub(crate) enum SinkTopic<K, V> {
     Fixed(TopicName),
-    Extractor(Rc<dyn Fn(&Record<K, V>) -> String>, String),
+    Extractor(TopicExtractor<K, V>, String),
 }
 
 enum TargetDef<K, V> {
     Fixed(TopicName),
-    Extractor(Rc<dyn Fn(&Record<K, V>) -> String>),
+    Extractor(TopicExtractor<K, V>),
 }

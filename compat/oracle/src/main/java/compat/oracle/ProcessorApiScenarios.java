@@ -69,6 +69,7 @@ final class ProcessorApiScenarios {
         }
     }
 
+    /** Router forwards by parity to "EvenSink"/"OddSink" by name, or to all children for "all". */
     @Scenario
     static void papi_forward_to_named_child(final Golden g) {
         final Topology t = new Topology();
@@ -134,10 +135,7 @@ final class ProcessorApiScenarios {
         }
     }
 
-    /**
-     * PAPI with explicit serdes on source (String key, Long value deserializers) and sink
-     * (Long key, String value serializers), and a processor that rewrites key/value/timestamp.
-     */
+    /** Emits (value * 2, key) with timestamp + 1000: Long key, String value. */
     static final class LongToStringProcessor implements Processor<String, Long, Long, String> {
         private ProcessorContext<Long, String> context;
 
@@ -152,6 +150,10 @@ final class ProcessorApiScenarios {
         }
     }
 
+    /**
+     * PAPI with explicit serdes on source (String key, Long value deserializers) and sink
+     * (Long key, String value serializers), and a processor that rewrites key/value/timestamp.
+     */
     @Scenario
     static void papi_explicit_serdes(final Golden g) {
         final Topology t = new Topology();

@@ -318,6 +318,7 @@ final class StatelessScenarios {
         }
     }
 
+    /** to(TopicNameExtractor): each record goes to "out-" + first character of its value. */
     @Scenario
     static void to_topic_name_extractor(final Golden g) {
         final StreamsBuilder b = new StreamsBuilder();
@@ -354,6 +355,7 @@ final class StatelessScenarios {
         }
     }
 
+    /** DSL process() with CountingProcessor: two forwards per input record. */
     @Scenario
     static void process_custom_processor(final Golden g) {
         final StreamsBuilder b = new StreamsBuilder();
@@ -381,6 +383,7 @@ final class StatelessScenarios {
         }
     }
 
+    /** DSL processValues() with LengthPrefixProcessor. */
     @Scenario
     static void process_values_fixed_key(final Golden g) {
         final StreamsBuilder b = new StreamsBuilder();
@@ -452,6 +455,7 @@ final class StatelessScenarios {
         }
     }
 
+    /** DSL process() with HeaderRewriteProcessor: drops "drop" headers, appends ("seen", "yes"). */
     @Scenario
     static void headers_modified_by_processor(final Golden g) {
         final StreamsBuilder b = new StreamsBuilder();

@@ -226,6 +226,7 @@ final class TimeScenarios {
         }
     }
 
+    /** LateScheduler: schedules stream-time and wall-clock punctuation on the first record. */
     @Scenario
     static void punctuate_scheduled_in_process(final Golden g) {
         final Topology t = new Topology();
@@ -269,6 +270,7 @@ final class TimeScenarios {
         }
     }
 
+    /** ContextProbe on a source reading "in" and "in2", with a wall-clock advance in between. */
     @Scenario
     static void processor_context_time(final Golden g) {
         final Topology t = new Topology();
