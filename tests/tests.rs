@@ -1,1 +1,16 @@
-//! Integration tests.
+//! Integration tests: ports of Kafka's `TestTopicsTest` and
+//! `TopologyTestDriverTest` (the scenarios that apply to stateless
+//! topologies), one test per stateless DSL operator, the Processor API,
+//! error reporting, and property tests.
+//!
+//! Expected values come from Kafka's tests and from the Kafka oracle's
+//! golden files in `compat/golden/` (what Kafka 4.4's own
+//! `TopologyTestDriver` produced for the same scenario).
+
+mod driver;
+mod dsl;
+mod errors;
+mod processor_api;
+mod properties;
+mod support;
+mod topics;

@@ -23,6 +23,13 @@ pub(crate) struct OutputRecord {
     pub(crate) record: RawRecord,
 }
 
+/// The records written to one output topic and not yet read.
+#[derive(Debug, Default)]
+pub(crate) struct OutputQueue {
+    pub(crate) records: VecDeque<OutputRecord>,
+    next_offset: i64,
+}
+
 #[derive(Debug)]
 struct InputQueue {
     topic: Arc<str>,
@@ -35,14 +42,14 @@ pub(crate) struct DriverState {
     queues: Vec<InputQueue>,
     /// Next offset per input topic.
     input_offsets: HashMap<String, i64>,
-    outputs: HashMap<String, VecDeque<OutputRecord>>,
-    output_offsets: HashMap<String, i64>,
+    outputs: HashMap<String, OutputQueue>,
+    produced_buffer: Vec<streams_core::engine::ProducedRecord>,
     produced_topics: BTreeSet<String>,
     wall_clock: i64,
 }
 
 impl DriverState {
-    pub(crate) fn outputs(&mut self) -> &mut HashMap<String, VecDeque<OutputRecord>> {
+    pub(crate) fn outputs(&mut self) -> &mut HashMap<String, OutputQueue> {
         &mut self.outputs
     }
 
@@ -86,7 +93,10 @@ impl DriverState {
     }
 
     fn enqueue(&mut self, topic: &str, record: RawRecord) {
-        let offset = self.input_offsets.entry(topic.to_owned()).or_insert(0);
+        let offset = match self.input_offsets.get_mut(topic) {
+            Some(o) => o,
+            None => self.input_offsets.entry(topic.to_owned()).or_insert(0),
+        };
         let this = *offset;
         *offset += 1;
         match self.queues.iter_mut().find(|q| &*q.topic == topic) {
@@ -101,23 +111,28 @@ impl DriverState {
     /// Moves what sinks produced to the output topics, and feeds records
     /// written to topics the topology reads back into their queues.
     fn capture_outputs(&mut self) {
-        for produced in self.task.take_produced() {
-            let topic: &str = &produced.topic;
-            self.produced_topics.insert(topic.to_owned());
-            let offset = self.output_offsets.entry(topic.to_owned()).or_insert(0);
-            let this = *offset;
-            *offset += 1;
+        let mut produced = std::mem::take(&mut self.produced_buffer);
+        self.task.take_produced_into(&mut produced);
+        for p in produced.drain(..) {
+            let topic: &str = &p.topic;
+            let queue = match self.outputs.get_mut(topic) {
+                Some(q) => q,
+                None => {
+                    self.produced_topics.insert(topic.to_owned());
+                    self.outputs.entry(topic.to_owned()).or_default()
+                }
+            };
+            let offset = queue.next_offset;
+            queue.next_offset += 1;
             if self.task.reads(topic) {
-                self.enqueue(topic, produced.record.clone());
+                let record = p.record.clone();
+                queue.records.push_back(OutputRecord { offset, record: p.record });
+                self.enqueue(topic, record);
+            } else {
+                queue.records.push_back(OutputRecord { offset, record: p.record });
             }
-            self.outputs
-                .entry(topic.to_owned())
-                .or_default()
-                .push_back(OutputRecord {
-                    offset: this,
-                    record: produced.record,
-                });
         }
+        self.produced_buffer = produced;
     }
 
     /// Processes queued records until none is left: the one with the
@@ -255,7 +270,7 @@ impl DriverBuilder {
                 queues: Vec::new(),
                 input_offsets: HashMap::new(),
                 outputs: HashMap::new(),
-                output_offsets: HashMap::new(),
+                produced_buffer: Vec::new(),
                 produced_topics: BTreeSet::new(),
                 wall_clock: self.start_ms,
             })),

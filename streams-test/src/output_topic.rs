@@ -85,7 +85,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// How many records are waiting to be read.
     pub fn queue_size(&self) -> usize {
         self.driver
-            .with_state(|s| Ok(s.outputs().get(&self.topic).map_or(0, |q| q.len())))
+            .with_state(|s| Ok(s.outputs().get(&self.topic).map_or(0, |q| q.records.len())))
             .unwrap_or(0)
     }
 
@@ -132,10 +132,10 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
             let known = s.produced_topic_names().contains(&self.topic);
             let sinks = s.sink_topics();
             match s.outputs().get_mut(&self.topic) {
-                Some(q) => match q.front() {
+                Some(q) => match q.records.front() {
                     Some(front) => {
                         let decoded = self.decode(front)?;
-                        q.pop_front();
+                        q.records.pop_front();
                         Ok(Read::Got(decoded))
                     }
                     None => Ok(Read::Empty),
@@ -152,10 +152,11 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
             .with_state(|s| match s.outputs().get_mut(&self.topic) {
                 Some(q) => {
                     let decoded = q
+                        .records
                         .iter()
                         .map(|r| self.decode(r))
                         .collect::<Result<Vec<_>>>()?;
-                    q.clear();
+                    q.records.clear();
                     Ok(decoded)
                 }
                 None => Ok(Vec::new()),

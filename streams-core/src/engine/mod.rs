@@ -372,12 +372,10 @@ impl StreamTask {
                     .map(str::to_owned)
                     .collect(),
             })?;
-        let topic: Arc<str> = self
-            .sources
-            .iter()
-            .find(|(t, _)| &**t == topic)
-            .map(|(t, _)| t.clone())
-            .unwrap_or_else(|| Arc::from(topic));
+        let topic: Arc<str> = match self.sources.iter().find(|(t, _)| &**t == topic) {
+            Some((t, _)) => t.clone(),
+            None => Arc::from(topic),
+        };
         let metadata = RecordMetadata {
             topic,
             partition: 0,
@@ -419,6 +417,12 @@ impl StreamTask {
     /// Takes the records sinks produced since the last call, in order.
     pub fn take_produced(&mut self) -> Vec<ProducedRecord> {
         std::mem::take(&mut *self.state.produced.borrow_mut())
+    }
+
+    /// Moves the records sinks produced since the last call to the end of
+    /// `into`, keeping the task's buffer (and its capacity) for reuse.
+    pub fn take_produced_into(&mut self, into: &mut Vec<ProducedRecord>) {
+        into.append(&mut self.state.produced.borrow_mut());
     }
 
     /// The current stream time; `-1` before the first record.
