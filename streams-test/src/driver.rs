@@ -1,7 +1,7 @@
 //! `TopologyTestDriver`: runs a topology in memory, synchronously.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,23 +34,25 @@ pub(crate) struct OutputQueue {
 struct InputQueue {
     topic: Arc<str>,
     records: VecDeque<(i64, RawRecord)>,
+    next_offset: i64,
 }
 
 pub(crate) struct DriverState {
     task: StreamTask,
     /// Queued records per input topic, in the order topics were first seen.
     queues: Vec<InputQueue>,
-    /// Next offset per input topic.
-    input_offsets: HashMap<String, i64>,
-    outputs: HashMap<String, OutputQueue>,
+    /// Output topics, in the order they were first written. A handful per
+    /// test: a linear search beats hashing the name for every record.
+    outputs: Vec<(String, OutputQueue)>,
     produced_buffer: Vec<streams_core::engine::ProducedRecord>,
     produced_topics: BTreeSet<String>,
     wall_clock: i64,
 }
 
 impl DriverState {
-    pub(crate) fn outputs(&mut self) -> &mut HashMap<String, OutputQueue> {
-        &mut self.outputs
+    /// The records written to `topic` and not yet read, if it was ever written.
+    pub(crate) fn output_mut(&mut self, topic: &str) -> Option<&mut OutputQueue> {
+        self.outputs.iter_mut().find(|(t, _)| t == topic).map(|(_, q)| q)
     }
 
     pub(crate) fn produced_topic_names(&self) -> &BTreeSet<String> {
@@ -93,17 +95,15 @@ impl DriverState {
     }
 
     fn enqueue(&mut self, topic: &str, record: RawRecord) {
-        let offset = match self.input_offsets.get_mut(topic) {
-            Some(o) => o,
-            None => self.input_offsets.entry(topic.to_owned()).or_insert(0),
-        };
-        let this = *offset;
-        *offset += 1;
         match self.queues.iter_mut().find(|q| &*q.topic == topic) {
-            Some(q) => q.records.push_back((this, record)),
+            Some(q) => {
+                q.records.push_back((q.next_offset, record));
+                q.next_offset += 1;
+            }
             None => self.queues.push(InputQueue {
                 topic: Arc::from(topic),
-                records: VecDeque::from([(this, record)]),
+                records: VecDeque::from([(0, record)]),
+                next_offset: 1,
             }),
         }
     }
@@ -115,13 +115,15 @@ impl DriverState {
         self.task.take_produced_into(&mut produced);
         for p in produced.drain(..) {
             let topic: &str = &p.topic;
-            let queue = match self.outputs.get_mut(topic) {
-                Some(q) => q,
+            let index = match self.outputs.iter().position(|(t, _)| t == topic) {
+                Some(i) => i,
                 None => {
                     self.produced_topics.insert(topic.to_owned());
-                    self.outputs.entry(topic.to_owned()).or_default()
+                    self.outputs.push((topic.to_owned(), OutputQueue::default()));
+                    self.outputs.len() - 1
                 }
             };
+            let queue = &mut self.outputs[index].1;
             let offset = queue.next_offset;
             queue.next_offset += 1;
             if self.task.reads(topic) {
@@ -268,8 +270,7 @@ impl DriverBuilder {
             state: RefCell::new(Some(DriverState {
                 task,
                 queues: Vec::new(),
-                input_offsets: HashMap::new(),
-                outputs: HashMap::new(),
+                outputs: Vec::new(),
                 produced_buffer: Vec::new(),
                 produced_topics: BTreeSet::new(),
                 wall_clock: self.start_ms,

@@ -85,7 +85,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// How many records are waiting to be read.
     pub fn queue_size(&self) -> usize {
         self.driver
-            .with_state(|s| Ok(s.outputs().get(&self.topic).map_or(0, |q| q.records.len())))
+            .with_state(|s| Ok(s.output_mut(&self.topic).map_or(0, |q| q.records.len())))
             .unwrap_or(0)
     }
 
@@ -131,7 +131,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
         self.driver.with_state(|s| {
             let known = s.produced_topic_names().contains(&self.topic);
             let sinks = s.sink_topics();
-            match s.outputs().get_mut(&self.topic) {
+            match s.output_mut(&self.topic) {
                 Some(q) => match q.records.front() {
                     Some(front) => {
                         let decoded = self.decode(front)?;
@@ -146,15 +146,15 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
         })
     }
 
-    /// Decodes every waiting record and removes them only if all worked.
-    fn all(&self) -> Result<Vec<TestRecord<K, V>>> {
+    /// Decodes every waiting record into `T` and removes them only if all worked.
+    fn all_as<T>(&self, f: impl Fn(TestRecord<K, V>) -> T) -> Result<Vec<T>> {
         self.driver
-            .with_state(|s| match s.outputs().get_mut(&self.topic) {
+            .with_state(|s| match s.output_mut(&self.topic) {
                 Some(q) => {
                     let decoded = q
                         .records
                         .iter()
-                        .map(|r| self.decode(r))
+                        .map(|r| self.decode(r).map(&f))
                         .collect::<Result<Vec<_>>>()?;
                     q.records.clear();
                     Ok(decoded)
@@ -190,7 +190,12 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
 
     #[track_caller]
     fn must_all(&self) -> Vec<TestRecord<K, V>> {
-        match self.all() {
+        self.must_all_as(|r| r)
+    }
+
+    #[track_caller]
+    fn must_all_as<T>(&self, f: impl Fn(TestRecord<K, V>) -> T) -> Vec<T> {
+        match self.all_as(f) {
             Ok(v) => v,
             Err(e) => panic!(
                 "reading topic `{}` failed: {e}; no record was consumed",
@@ -263,7 +268,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// If a record cannot be decoded (then none is consumed).
     #[track_caller]
     pub fn read_values_to_list(&self) -> Vec<Option<V>> {
-        self.must_all().into_iter().map(|r| r.value).collect()
+        self.must_all_as(|r| r.value)
     }
 
     /// Reads every waiting record's key and value.
@@ -272,10 +277,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// As [`read_values_to_list`](TestOutputTopic::read_values_to_list).
     #[track_caller]
     pub fn read_key_values_to_list(&self) -> Vec<KeyValue<K, V>> {
-        self.must_all()
-            .into_iter()
-            .map(|r| KeyValue::new(r.key, r.value))
-            .collect()
+        self.must_all_as(|r| KeyValue::new(r.key, r.value))
     }
 
     /// Reads every waiting record whole.

@@ -34,6 +34,10 @@ mod tests;
 pub use avro::{AvroSerde, ConfluentAvroSerde, MockSchemaRegistry};
 pub use json::JsonSerde;
 
+/// The Avro crate the Avro serdes use, re-exported so that tests can
+/// build schemas without depending on it themselves.
+pub use apache_avro;
+
 /// Serializes and deserializes values of one type for a topic.
 ///
 /// Implement it for your own formats; the built-ins cover strings, bytes,
