@@ -16,7 +16,8 @@ use pretty_assertions::assert_eq;
 use streams_core::processor::{Processor, ProcessorContext, Punctuation, PunctuationType};
 use streams_core::serde::{BytesSerde, F64Serde, I32Serde, I64Serde, StringSerde};
 use streams_core::{
-    Headers, Record, Repartitioned, Result, StreamsBuilder, StreamsConfig, StreamsError, Topics, Topology,
+    Headers, Record, Repartitioned, Result, StreamsBuilder, StreamsConfig, StreamsError, Topics,
+    Topology,
 };
 use streams_test::{KeyValue, TestRecord, TopologyTestDriver};
 
@@ -82,7 +83,11 @@ impl Processor<Vec<u8>, Vec<u8>> for MockProcessor {
         Ok(())
     }
 
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, Vec<u8>, Vec<u8>>, record: Record<Vec<u8>, Vec<u8>>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, Vec<u8>, Vec<u8>>,
+        record: Record<Vec<u8>, Vec<u8>>,
+    ) -> Result<()> {
         let metadata = ctx.record_metadata();
         self.state.borrow_mut().processed.push(Processed {
             key: record.key.clone(),
@@ -112,7 +117,10 @@ impl Processor<Vec<u8>, Vec<u8>> for MockProcessor {
 }
 
 /// Kafka's `MockProcessorSupplier`: every processor it makes is added to `mocks`.
-fn mock_supplier(mocks: &Mocks, punctuations: Vec<(u64, PunctuationType)>) -> impl Fn() -> MockProcessor + 'static {
+fn mock_supplier(
+    mocks: &Mocks,
+    punctuations: Vec<(u64, PunctuationType)>,
+) -> impl Fn() -> MockProcessor + 'static {
     let mocks = mocks.clone();
     move || {
         let state = Rc::new(RefCell::new(MockState::default()));
@@ -148,7 +156,10 @@ fn setup_topology_with_two_subtopologies() -> Topology {
     topology
 }
 
-fn setup_single_processor_topology(mocks: &Mocks, punctuations: Vec<(u64, PunctuationType)>) -> Topology {
+fn setup_single_processor_topology(
+    mocks: &Mocks,
+    punctuations: Vec<(u64, PunctuationType)>,
+) -> Topology {
     let mut topology = Topology::new();
     topology
         .add_source::<Vec<u8>, Vec<u8>>("source", SOURCE_TOPIC_1)
@@ -200,7 +211,9 @@ fn driver(topology: Topology) -> TopologyTestDriver {
 }
 
 fn pipe_record(driver: &TopologyTestDriver, topic: &str, record: TestRecord<Vec<u8>, Vec<u8>>) {
-    driver.create_input_topic(topic, BytesSerde, BytesSerde).pipe_record(record);
+    driver
+        .create_input_topic(topic, BytesSerde, BytesSerde)
+        .pipe_record(record);
 }
 
 fn bytes_record(timestamp: i64) -> TestRecord<Vec<u8>, Vec<u8>> {
@@ -218,7 +231,11 @@ fn should_not_require_parameters() {
 fn should_init_processor() {
     let mocks = Mocks::default();
     let _driver = driver(setup_single_processor_topology(&mocks, Vec::new()));
-    assert_eq!(mocks.borrow().len(), 1, "the supplier is called once per driver");
+    assert_eq!(
+        mocks.borrow().len(),
+        1,
+        "the supplier is called once per driver"
+    );
     assert!(mock(&mocks, 0).borrow().initialized);
     assert!(!mock(&mocks, 0).borrow().closed);
 }
@@ -261,7 +278,10 @@ fn should_throw_no_such_element_for_unused_output_topic_with_dynamic_routing() {
         .downcast::<String>()
         .map(|m| *m)
         .unwrap_or_default();
-    assert!(message.starts_with("uninitialized topic: unused-topic"), "{message}");
+    assert!(
+        message.starts_with("uninitialized topic: unused-topic"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -269,7 +289,10 @@ fn should_capture_sink_topic_names_if_written_into() {
     let driver = driver(setup_source_sink_topology());
     assert_eq!(driver.produced_topic_names(), BTreeSet::new());
     pipe_record(&driver, SOURCE_TOPIC_1, test_record_1());
-    assert_eq!(driver.produced_topic_names(), BTreeSet::from([SINK_TOPIC_1.to_owned()]));
+    assert_eq!(
+        driver.produced_topic_names(),
+        BTreeSet::from([SINK_TOPIC_1.to_owned()])
+    );
 }
 
 /// Kafka's test uses an aggregation and a foreign-key join to create its
@@ -287,7 +310,10 @@ fn should_capture_internal_topic_names_if_written_into() {
     pipe_record(&driver, SOURCE_TOPIC_1, test_record_1());
     assert_eq!(
         driver.produced_topic_names(),
-        BTreeSet::from([format!("{APPLICATION_ID}-table1-repartition"), SINK_TOPIC_1.to_owned()])
+        BTreeSet::from([
+            format!("{APPLICATION_ID}-table1-repartition"),
+            SINK_TOPIC_1.to_owned()
+        ])
     );
 }
 
@@ -296,12 +322,19 @@ fn should_capture_internal_topic_names_if_written_into() {
 #[test]
 fn should_capture_topic_name_if_written_into_a_source_topic() {
     let builder = StreamsBuilder::new();
-    builder.stream::<Vec<u8>, Vec<u8>>(SOURCE_TOPIC_1).foreach(|_, _| {});
-    builder.stream::<Vec<u8>, Vec<u8>>(SOURCE_TOPIC_2).to(SOURCE_TOPIC_1);
+    builder
+        .stream::<Vec<u8>, Vec<u8>>(SOURCE_TOPIC_1)
+        .foreach(|_, _| {});
+    builder
+        .stream::<Vec<u8>, Vec<u8>>(SOURCE_TOPIC_2)
+        .to(SOURCE_TOPIC_1);
     let driver = driver(builder.build().expect("valid topology"));
     assert_eq!(driver.produced_topic_names(), BTreeSet::new());
     pipe_record(&driver, SOURCE_TOPIC_2, test_record_1());
-    assert_eq!(driver.produced_topic_names(), BTreeSet::from([SOURCE_TOPIC_1.to_owned()]));
+    assert_eq!(
+        driver.produced_topic_names(),
+        BTreeSet::from([SOURCE_TOPIC_1.to_owned()])
+    );
 }
 
 #[test]
@@ -338,7 +371,10 @@ fn should_set_record_metadata() {
 #[test]
 fn should_send_record_via_correct_source_topic() {
     let mocks = Mocks::default();
-    let driver = driver(setup_multiple_source_topology(&mocks, &[SOURCE_TOPIC_1, SOURCE_TOPIC_2]));
+    let driver = driver(setup_multiple_source_topology(
+        &mocks,
+        &[SOURCE_TOPIC_1, SOURCE_TOPIC_2],
+    ));
     let (first, second) = (mock(&mocks, 0), mock(&mocks, 1));
     let input1 = driver.create_input_topic(SOURCE_TOPIC_1, BytesSerde, BytesSerde);
     let input2 = driver.create_input_topic(SOURCE_TOPIC_2, BytesSerde, BytesSerde);
@@ -379,25 +415,47 @@ fn should_use_sink_specific_serializers() {
     let mut topology = Topology::new();
     topology
         .add_source_with_serdes::<i64, String>("source-1", SOURCE_TOPIC_1, I64Serde, StringSerde)
-        .and_then(|t| t.add_source_with_serdes::<i32, f64>("source-2", SOURCE_TOPIC_2, I32Serde, F64Serde))
-        .and_then(|t| t.add_sink_with_serdes::<i64, String>("sink-1", SINK_TOPIC_1, I64Serde, StringSerde, &["source-1"]))
-        .and_then(|t| t.add_sink_with_serdes::<i32, f64>("sink-2", SINK_TOPIC_2, I32Serde, F64Serde, &["source-2"]))
+        .and_then(|t| {
+            t.add_source_with_serdes::<i32, f64>("source-2", SOURCE_TOPIC_2, I32Serde, F64Serde)
+        })
+        .and_then(|t| {
+            t.add_sink_with_serdes::<i64, String>(
+                "sink-1",
+                SINK_TOPIC_1,
+                I64Serde,
+                StringSerde,
+                &["source-1"],
+            )
+        })
+        .and_then(|t| {
+            t.add_sink_with_serdes::<i32, f64>(
+                "sink-2",
+                SINK_TOPIC_2,
+                I32Serde,
+                F64Serde,
+                &["source-2"],
+            )
+        })
         .expect("valid topology");
     let driver = TopologyTestDriver::new(topology).expect("driver starts");
 
     driver
         .create_input_topic(SOURCE_TOPIC_1, I64Serde, StringSerde)
         .pipe_key_value(42, "anyString");
-    let result1 = driver.create_output_topic(SINK_TOPIC_1, I64Serde, StringSerde).read_record();
+    let result1 = driver
+        .create_output_topic(SINK_TOPIC_1, I64Serde, StringSerde)
+        .read_record();
     assert_eq!(result1.key, Some(42));
     assert_eq!(result1.value.as_deref(), Some("anyString"));
 
     driver
         .create_input_topic(SOURCE_TOPIC_2, I32Serde, F64Serde)
-        .pipe_key_value(73, 3.14);
-    let result2 = driver.create_output_topic(SINK_TOPIC_2, I32Serde, F64Serde).read_record();
+        .pipe_key_value(73, 3.25);
+    let result2 = driver
+        .create_output_topic(SINK_TOPIC_2, I32Serde, F64Serde)
+        .read_record();
     assert_eq!(result2.key, Some(73));
-    assert_eq!(result2.value, Some(3.14));
+    assert_eq!(result2.value, Some(3.25));
 }
 
 #[test]
@@ -468,7 +526,12 @@ fn should_punctuate_on_wall_clock_time() {
     ];
     for (advance, expected) in steps {
         driver.advance_wall_clock_time(Duration::from_millis(advance));
-        assert_eq!(punctuated(), expected, "after advancing by {advance} to {}", driver.wall_clock_time());
+        assert_eq!(
+            punctuated(),
+            expected,
+            "after advancing by {advance} to {}",
+            driver.wall_clock_time()
+        );
     }
     assert_eq!(driver.wall_clock_time(), 40);
 }
@@ -487,7 +550,11 @@ impl Processor<String, i64> for MaxAggregator {
         Ok(())
     }
 
-    fn process(&mut self, _ctx: &mut ProcessorContext<'_, String, i64>, record: Record<String, i64>) -> Result<()> {
+    fn process(
+        &mut self,
+        _ctx: &mut ProcessorContext<'_, String, i64>,
+        record: Record<String, i64>,
+    ) -> Result<()> {
         if let (Some(k), Some(v)) = (record.key, record.value) {
             let entry = self.max.entry(k).or_insert(v);
             *entry = (*entry).max(v);
@@ -495,7 +562,12 @@ impl Processor<String, i64> for MaxAggregator {
         Ok(())
     }
 
-    fn punctuate(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, timestamp: i64, _p: &Punctuation) -> Result<()> {
+    fn punctuate(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, i64>,
+        timestamp: i64,
+        _p: &Punctuation,
+    ) -> Result<()> {
         for (k, v) in &self.max {
             ctx.forward(Record::new(Some(k.clone()), Some(*v), timestamp))?;
         }
@@ -510,7 +582,9 @@ fn max_aggregator_driver() -> TopologyTestDriver {
         .and_then(|t| {
             t.add_processor(
                 "aggregator",
-                || MaxAggregator { max: BTreeMap::new() },
+                || MaxAggregator {
+                    max: BTreeMap::new(),
+                },
                 &["sourceProcessor"],
             )
         })
@@ -536,7 +610,10 @@ fn should_flush_for_first_input_and_punctuate_if_event_time_advances() {
     assert!(result.is_empty());
 
     input.pipe_key_value_at("a", 42, 10_000);
-    assert_eq!(result.read_record(), TestRecord::key_value("a", 42).at(10_000));
+    assert_eq!(
+        result.read_record(),
+        TestRecord::key_value("a", 42).at(10_000)
+    );
     assert!(result.is_empty());
 }
 
@@ -551,7 +628,10 @@ fn should_punctuate_if_wall_clock_time_advances() {
     driver.advance_wall_clock_time(Duration::from_millis(59_999));
     assert!(result.is_empty());
     driver.advance_wall_clock_time(Duration::from_millis(1));
-    assert_eq!(result.read_record(), TestRecord::key_value("b", 21).at(60_000));
+    assert_eq!(
+        result.read_record(),
+        TestRecord::key_value("b", 21).at(60_000)
+    );
     assert!(result.is_empty());
 }
 
@@ -604,7 +684,9 @@ fn should_process_from_source_that_match_pattern() {
         .expect("valid topology");
     let driver = driver(topology);
     pipe_record(&driver, SOURCE_TOPIC_1, test_record_1());
-    let record = driver.create_output_topic(SINK_TOPIC_1, BytesSerde, BytesSerde).read_record();
+    let record = driver
+        .create_output_topic(SINK_TOPIC_1, BytesSerde, BytesSerde)
+        .read_record();
     assert_eq!(record.key, Some(Vec::new()));
     assert_eq!(record.value, Some(Vec::new()));
 }
@@ -632,10 +714,17 @@ fn a_topic_name_is_not_a_pattern() {
 struct Recursive;
 
 impl Processor<String, String> for Recursive {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         let value = record.value.clone().unwrap_or_default();
         if !value.starts_with("recurse-") {
-            ctx.forward_to("recursiveSink", record.clone().with_value(Some(format!("recurse-{value}"))))?;
+            ctx.forward_to(
+                "recursiveSink",
+                record.clone().with_value(Some(format!("recurse-{value}"))),
+            )?;
         }
         ctx.forward_to("sink", record)
     }
@@ -647,15 +736,34 @@ fn should_enqueue_later_outputs_after_earlier_ones() {
     topology
         .add_source_with_serdes::<String, String>("source", "input", StringSerde, StringSerde)
         .and_then(|t| t.add_processor("recursiveProcessor", || Recursive, &["source"]))
-        .and_then(|t| t.add_sink_with_serdes::<String, String>("recursiveSink", "input", StringSerde, StringSerde, &["recursiveProcessor"]))
-        .and_then(|t| t.add_sink_with_serdes::<String, String>("sink", "output", StringSerde, StringSerde, &["recursiveProcessor"]))
+        .and_then(|t| {
+            t.add_sink_with_serdes::<String, String>(
+                "recursiveSink",
+                "input",
+                StringSerde,
+                StringSerde,
+                &["recursiveProcessor"],
+            )
+        })
+        .and_then(|t| {
+            t.add_sink_with_serdes::<String, String>(
+                "sink",
+                "output",
+                StringSerde,
+                StringSerde,
+                &["recursiveProcessor"],
+            )
+        })
         .expect("valid topology");
     let driver = TopologyTestDriver::new(topology).expect("driver starts");
     let input = driver.create_input_topic("input", StringSerde, StringSerde);
     let output = driver.create_output_topic("output", StringSerde, StringSerde);
 
     input.pipe_key_value("B", "beta");
-    assert_eq!(output.read_key_values_to_list(), [kv("B", "beta"), kv("B", "recurse-beta")]);
+    assert_eq!(
+        output.read_key_values_to_list(),
+        [kv("B", "beta"), kv("B", "recurse-beta")]
+    );
     assert_eq!(
         driver.produced_topic_names(),
         BTreeSet::from(["input".to_owned(), "output".to_owned()])
@@ -681,7 +789,8 @@ fn feedback_loop_is_processed_breadth_first() {
     bs.filter(|_, v| v.len() < 3)
         .flat_map_values(|v| [format!("{v}x"), format!("{v}y")])
         .to("b");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     let a = driver.create_input_topic("a", StringSerde, StringSerde);
     let b = driver.create_output_topic("b", StringSerde, StringSerde);
     let out = driver.create_output_topic("out", StringSerde, StringSerde);
@@ -709,8 +818,21 @@ fn feedback_loop_is_processed_breadth_first() {
     assert_eq!(
         log.entries(),
         [
-            "a:p", "b:p1", "b:p2", "b:p1x", "b:p1y", "b:p2x", "b:p2y", "-- second input --", "a:q", "b:q1", "b:q2",
-            "b:q1x", "b:q1y", "b:q2x", "b:q2y",
+            "a:p",
+            "b:p1",
+            "b:p2",
+            "b:p1x",
+            "b:p1y",
+            "b:p2x",
+            "b:p2y",
+            "-- second input --",
+            "a:q",
+            "b:q1",
+            "b:q2",
+            "b:q1x",
+            "b:q1y",
+            "b:q2x",
+            "b:q2y",
         ]
     );
 }
@@ -737,7 +859,11 @@ fn clocks_start_where_the_driver_says() {
     assert_eq!(driver.stream_time(), 7, "stream time never goes back");
     driver.advance_wall_clock_time(Duration::from_millis(250));
     assert_eq!(driver.wall_clock_time(), 1_250);
-    assert_eq!(driver.stream_time(), 7, "the wall clock does not move stream time");
+    assert_eq!(
+        driver.stream_time(),
+        7,
+        "the wall clock does not move stream time"
+    );
 }
 
 /// The oracle's `multiple_sources_and_sinks` scenario.
@@ -752,7 +878,8 @@ fn multiple_sources_and_sinks() {
     b.clone().map_values(|v| v.to_uppercase()).to("out1");
     b.to("out2");
     cd.to("out3");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     let topic = |t| driver.create_input_topic(t, StringSerde, StringSerde);
     topic("a").pipe_key_value_at("ka", "x", 0);
     topic("a").pipe_key_value_at("ka", "xy", 1);
@@ -761,10 +888,20 @@ fn multiple_sources_and_sinks() {
     topic("d").pipe_key_value_at("kd", "w", 4);
     topic("c").pipe_key_value_at("kc", "z2", 5);
 
-    let out = |t| driver.create_output_topic(t, StringSerde, StringSerde).read_records_to_list();
+    let out = |t| {
+        driver
+            .create_output_topic(t, StringSerde, StringSerde)
+            .read_records_to_list()
+    };
     assert_eq!(out("out1"), [r("ka", "xy", 1), r("kb", "Y", 2)]);
-    assert_eq!(out("out2"), [r("ka", "x", 0), r("ka", "xy", 1), r("kb", "y", 2)]);
-    assert_eq!(out("out3"), [r("kc", "z", 3), r("kd", "w", 4), r("kc", "z2", 5)]);
+    assert_eq!(
+        out("out2"),
+        [r("ka", "x", 0), r("ka", "xy", 1), r("kb", "y", 2)]
+    );
+    assert_eq!(
+        out("out3"),
+        [r("kc", "z", 3), r("kd", "w", 4), r("kc", "z2", 5)]
+    );
     assert_eq!(driver.metrics().processed_records, 6);
     assert_eq!(driver.metrics().dropped_records, 0);
 }
@@ -777,7 +914,8 @@ fn output_offsets_are_per_topic() {
     s.clone().to("one");
     s.clone().to("two");
     s.to("one");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     driver
         .create_input_topic("in", StringSerde, StringSerde)
         .pipe_key_value_at("k", "v", 1);
@@ -793,6 +931,8 @@ fn output_offsets_are_per_topic() {
     };
     assert!(offset_of_failure(&one).contains("at one-0 offset 0"));
     assert!(offset_of_failure(&two).contains("at two-0 offset 0"));
-    let _ = driver.create_output_topic("one", StringSerde, StringSerde).read_record();
+    let _ = driver
+        .create_output_topic("one", StringSerde, StringSerde)
+        .read_record();
     assert!(offset_of_failure(&one).contains("at one-0 offset 1"));
 }

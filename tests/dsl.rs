@@ -15,7 +15,8 @@ use pretty_assertions::assert_eq;
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{
-    Branched, Consumed, KStream, Produced, Record, Repartitioned, Result, StreamsBuilder, StreamsConfig, Topology,
+    Branched, Consumed, KStream, Produced, Record, Repartitioned, Result, StreamsBuilder,
+    StreamsConfig, Topology,
 };
 use streams_test::{TestRecord, TopologyTestDriver};
 
@@ -26,7 +27,8 @@ const APP: &str = "compat";
 
 fn start(builder: &StreamsBuilder) -> (Topology, TopologyTestDriver) {
     let topology = builder.build().expect("valid topology");
-    let driver = TopologyTestDriver::with_config(topology.clone(), StreamsConfig::new(APP)).expect("driver starts");
+    let driver = TopologyTestDriver::with_config(topology.clone(), StreamsConfig::new(APP))
+        .expect("driver starts");
     (topology, driver)
 }
 
@@ -60,20 +62,33 @@ fn filter() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-FILTER-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-FILTER-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     pipe_four(&driver);
-    assert_eq!(read(&driver, "out"), [r("k2", "abcd", 1), r("k4", "abcdef", 3)]);
+    assert_eq!(
+        read(&driver, "out"),
+        [r("k2", "abcd", 1), r("k4", "abcdef", 3)]
+    );
 }
 
 #[test]
 fn filter_not() {
     let builder = StreamsBuilder::new();
-    in_stream(&builder).filter_not(|_, v| v.starts_with('x')).to("out");
+    in_stream(&builder)
+        .filter_not(|_, v| v.starts_with('x'))
+        .to("out");
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-FILTER-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-FILTER-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "xa", 0);
@@ -92,28 +107,48 @@ fn map() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-MAP-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-MAP-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     pipe_four(&driver);
     assert_eq!(
         read(&driver, "out"),
-        [r("a", "k1", 0), r("abcd", "k2", 1), r("abc", "k3", 2), r("abcdef", "k4", 3)]
+        [
+            r("a", "k1", 0),
+            r("abcd", "k2", 1),
+            r("abc", "k3", 2),
+            r("abcdef", "k4", 3)
+        ]
     );
 }
 
 #[test]
 fn map_values() {
     let builder = StreamsBuilder::new();
-    in_stream(&builder).map_values(|v| v.to_uppercase()).to("out");
+    in_stream(&builder)
+        .map_values(|v| v.to_uppercase())
+        .to("out");
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-MAPVALUES-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-MAPVALUES-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     pipe_four(&driver);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "A", 0), r("k2", "ABCD", 1), r("k3", "ABC", 2), r("k4", "ABCDEF", 3)]
+        [
+            r("k1", "A", 0),
+            r("k2", "ABCD", 1),
+            r("k3", "ABC", 2),
+            r("k4", "ABCDEF", 3)
+        ]
     );
 }
 
@@ -124,7 +159,10 @@ fn map_values_to_another_type() {
     let (_, driver) = start(&builder);
     pipe_four(&driver);
     let out = driver.create_output_topic("out", StringSerde, I64Serde);
-    assert_eq!(out.read_values_to_list(), [Some(1), Some(4), Some(3), Some(6)]);
+    assert_eq!(
+        out.read_values_to_list(),
+        [Some(1), Some(4), Some(3), Some(6)]
+    );
 }
 
 #[test]
@@ -136,12 +174,21 @@ fn map_values_with_key() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-MAPVALUES-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-MAPVALUES-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     pipe_four(&driver);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "k1=a", 0), r("k2", "k2=abcd", 1), r("k3", "k3=abc", 2), r("k4", "k4=abcdef", 3)]
+        [
+            r("k1", "k1=a", 0),
+            r("k2", "k2=abcd", 1),
+            r("k3", "k3=abc", 2),
+            r("k4", "k4=abcdef", 3)
+        ]
     );
 }
 
@@ -161,7 +208,11 @@ fn flat_map() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-FLATMAP-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-FLATMAP-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "a", 10);
@@ -169,7 +220,12 @@ fn flat_map() {
     input.pipe_key_value_at("k3", "bc", 30);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "a", 10), r("a", "k1", 10), r("k3", "bc", 30), r("bc", "k3", 30)]
+        [
+            r("k1", "a", 10),
+            r("a", "k1", 10),
+            r("k3", "bc", 30),
+            r("bc", "k3", 30)
+        ]
     );
 }
 
@@ -182,7 +238,11 @@ fn flat_map_values() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-FLATMAPVALUES-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-FLATMAPVALUES-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "ab", 10);
@@ -190,7 +250,13 @@ fn flat_map_values() {
     input.pipe_key_value_at("k3", "xyz", 30);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "a", 10), r("k1", "b", 10), r("k3", "x", 30), r("k3", "y", 30), r("k3", "z", 30)]
+        [
+            r("k1", "a", 10),
+            r("k1", "b", 10),
+            r("k3", "x", 30),
+            r("k3", "y", 30),
+            r("k3", "z", 30)
+        ]
     );
 }
 
@@ -203,12 +269,21 @@ fn select_key() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-KEY-SELECT-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-KEY-SELECT-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     pipe_four(&driver);
     assert_eq!(
         read(&driver, "out"),
-        [r("a", "a", 0), r("a", "abcd", 1), r("a", "abc", 2), r("a", "abcdef", 3)]
+        [
+            r("a", "a", 0),
+            r("a", "abcd", 1),
+            r("a", "abc", 2),
+            r("a", "abcdef", 3)
+        ]
     );
 }
 
@@ -238,7 +313,10 @@ fn peek() {
     input.pipe_key_value_at("k1", "a", 0);
     input.pipe_key_value_at("k2", "b", 1);
     assert_eq!(read(&driver, "out"), [r("k1", "a", 0), r("k2", "b", 1)]);
-    assert_eq!(log.entries(), ["peek:k1=a", "foreach:k1=a", "peek:k2=b", "foreach:k2=b"]);
+    assert_eq!(
+        log.entries(),
+        ["peek:k1=a", "foreach:k1=a", "peek:k2=b", "foreach:k2=b"]
+    );
 }
 
 /// The oracle's `foreach_only`: a topology without any sink. Kafka's
@@ -274,15 +352,21 @@ fn split_named_branches_and_with_function() {
         .branch(|_, v| v.starts_with('a'), Branched::as_("a"))
         .branch(
             |_, v| v.starts_with('b'),
-            Branched::with_function(|ks: KStream<String, String>| Some(ks.map_values(|v| v.to_uppercase())))
-                .with_name("b"),
+            Branched::with_function(|ks: KStream<String, String>| {
+                Some(ks.map_values(|v| v.to_uppercase()))
+            })
+            .with_name("b"),
         )
         .default_branch(Branched::as_("other"));
     assert_eq!(
         branches.keys().map(String::as_str).collect::<Vec<_>>(),
         ["split-a", "split-b", "split-other"]
     );
-    for (name, topic) in [("split-a", "out-a"), ("split-b", "out-b"), ("split-other", "out-other")] {
+    for (name, topic) in [
+        ("split-a", "out-a"),
+        ("split-b", "out-b"),
+        ("split-other", "out-other"),
+    ] {
         branches[name].clone().to(topic);
     }
     let (_, driver) = start(&builder);
@@ -311,11 +395,17 @@ fn split_named_branches_node_names() {
         .branch(|_, v| v.starts_with('a'), Branched::as_("a"))
         .branch(
             |_, v| v.starts_with('b'),
-            Branched::with_function(|ks: KStream<String, String>| Some(ks.map_values(|v| v.to_uppercase())))
-                .with_name("b"),
+            Branched::with_function(|ks: KStream<String, String>| {
+                Some(ks.map_values(|v| v.to_uppercase()))
+            })
+            .with_name("b"),
         )
         .default_branch(Branched::as_("other"));
-    for (name, topic) in [("split-a", "out-a"), ("split-b", "out-b"), ("split-other", "out-other")] {
+    for (name, topic) in [
+        ("split-a", "out-a"),
+        ("split-b", "out-b"),
+        ("split-other", "out-other"),
+    ] {
         branches[name].clone().to(topic);
     }
     let topology = builder.build().expect("valid topology");
@@ -348,7 +438,11 @@ fn split_unnamed_branches_with_default() {
     let keys: Vec<String> = branches.keys().cloned().collect();
     assert_eq!(
         keys,
-        ["KSTREAM-BRANCH-00000000010", "KSTREAM-BRANCH-00000000011", "KSTREAM-BRANCH-00000000012"]
+        [
+            "KSTREAM-BRANCH-00000000010",
+            "KSTREAM-BRANCH-00000000011",
+            "KSTREAM-BRANCH-00000000012"
+        ]
     );
     for key in &keys {
         let suffix = &key[key.len() - 1..];
@@ -448,7 +542,12 @@ fn merge() {
     in2.pipe_key_value_at("b2", "w", 7);
     assert_eq!(
         read(&driver, "out"),
-        [r("a1", "x", 5), r("b1", "y", 3), r("a2", "z", 1), r("b2", "w", 7)]
+        [
+            r("a1", "x", 5),
+            r("b1", "y", 3),
+            r("a2", "z", 1),
+            r("b2", "w", 7)
+        ]
     );
 }
 
@@ -475,7 +574,12 @@ fn merge_with_self_derived_stream() {
     input.pipe_key_value_at("k2", "b", 1);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "a'", 0), r("k1", "a", 0), r("k2", "b'", 1), r("k2", "b", 1)]
+        [
+            r("k1", "a'", 0),
+            r("k1", "a", 0),
+            r("k2", "b'", 1),
+            r("k2", "b", 1)
+        ]
     );
 }
 
@@ -490,13 +594,20 @@ fn to_fixed_topic() {
         ["KSTREAM-SOURCE-0000000000", "KSTREAM-SINK-0000000001"]
     );
     assert_eq!(
-        topology.sink_topics().iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        topology
+            .sink_topics()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
         ["out"]
     );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "v1", 100);
     input.pipe_record(TestRecord::value("v2").at(50));
-    assert_eq!(read(&driver, "out"), [r("k1", "v1", 100), rec(None, Some("v2"), 50)]);
+    assert_eq!(
+        read(&driver, "out"),
+        [r("k1", "v1", 100), rec(None, Some("v2"), 50)]
+    );
     assert_eq!(driver.produced_topic_names(), topics(&["out"]));
 }
 
@@ -504,9 +615,15 @@ fn to_fixed_topic() {
 fn to_with_produced_serdes_and_name() {
     let builder = StreamsBuilder::new();
     builder
-        .stream_with::<String, String>("in", Consumed::with(StringSerde, StringSerde).with_name("src"))
+        .stream_with::<String, String>(
+            "in",
+            Consumed::with(StringSerde, StringSerde).with_name("src"),
+        )
         .map_values(|v| v.len() as i64)
-        .to_with("out", Produced::with(StringSerde, I64Serde).with_name("sink"));
+        .to_with(
+            "out",
+            Produced::with(StringSerde, I64Serde).with_name("sink"),
+        );
     let (topology, driver) = start(&builder);
     assert_eq!(topology.node_names()[0], "src");
     assert_eq!(topology.node_names()[2], "sink");
@@ -514,13 +631,21 @@ fn to_with_produced_serdes_and_name() {
         .create_input_topic("in", StringSerde, StringSerde)
         .pipe_key_value_at("k", "four", 4);
     assert_eq!(
-        driver.create_output_topic("out", StringSerde, I64Serde).read_record(),
+        driver
+            .create_output_topic("out", StringSerde, I64Serde)
+            .read_record(),
         TestRecord::key_value("k", 4).at(4)
     );
 }
 
 fn first_char_topic(record: &Record<String, String>) -> String {
-    let first: String = record.value.as_deref().unwrap_or_default().chars().take(1).collect();
+    let first: String = record
+        .value
+        .as_deref()
+        .unwrap_or_default()
+        .chars()
+        .take(1)
+        .collect();
     format!("out-{first}")
 }
 
@@ -534,7 +659,10 @@ fn to_dynamic() {
         topology.node_names(),
         ["KSTREAM-SOURCE-0000000000", "KSTREAM-SINK-0000000001"]
     );
-    assert!(topology.sink_topics().is_empty(), "the topic is chosen per record");
+    assert!(
+        topology.sink_topics().is_empty(),
+        "the topic is chosen per record"
+    );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "x1", 0);
     input.pipe_key_value_at("k2", "y1", 1);
@@ -543,7 +671,10 @@ fn to_dynamic() {
     assert_eq!(read(&driver, "out-x"), [r("k1", "x1", 0), r("k3", "x2", 2)]);
     assert_eq!(read(&driver, "out-y"), [r("k2", "y1", 1)]);
     assert_eq!(read(&driver, "out-z"), [r("k4", "z1", 3)]);
-    assert_eq!(driver.produced_topic_names(), topics(&["out-x", "out-y", "out-z"]));
+    assert_eq!(
+        driver.produced_topic_names(),
+        topics(&["out-x", "out-y", "out-z"])
+    );
 }
 
 /// The oracle's `process_custom_processor`: forwards the record with
@@ -553,12 +684,20 @@ struct CountingProcessor {
 }
 
 impl Processor<String, String> for CountingProcessor {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         self.count += 1;
         let ts = record.timestamp;
         let value = format!("{}@{ts}", record.value.clone().unwrap_or_default());
         ctx.forward(record.with_value(Some(value)))?;
-        ctx.forward(Record::new(Some("count".to_owned()), Some(self.count.to_string()), ts))
+        ctx.forward(Record::new(
+            Some("count".to_owned()),
+            Some(self.count.to_string()),
+            ts,
+        ))
     }
 }
 
@@ -571,7 +710,11 @@ fn process_with_custom_processor() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "KSTREAM-PROCESSOR-0000000001", "KSTREAM-SINK-0000000002"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "KSTREAM-PROCESSOR-0000000001",
+            "KSTREAM-SINK-0000000002"
+        ]
     );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "a", 10);
@@ -611,7 +754,10 @@ fn repartition_unnamed_after_source() {
     let internal = "KSTREAM-REPARTITION-0000000001-repartition";
     let source_topics: Vec<_> = topology.source_topics().into_iter().cloned().collect();
     assert_eq!(source_topics.len(), 2);
-    assert_eq!((source_topics[1].name.as_str(), source_topics[1].internal), (internal, true));
+    assert_eq!(
+        (source_topics[1].name.as_str(), source_topics[1].internal),
+        (internal, true)
+    );
     assert_eq!(source_topics[1].full_name(APP), format!("{APP}-{internal}"));
 
     driver
@@ -690,7 +836,10 @@ fn repartition_named() {
         read(&driver, "out"),
         [r("a", "a!", 0).with_header("h", "1"), r("b", "b!", 1)]
     );
-    assert_eq!(driver.produced_topic_names(), topics(&["compat-rekeyed-repartition", "out"]));
+    assert_eq!(
+        driver.produced_topic_names(),
+        topics(&["compat-rekeyed-repartition", "out"])
+    );
 }
 
 /// The oracle's `generated_names`: merge, filter, an unnamed split whose
@@ -738,7 +887,10 @@ fn generated_names_with_counter_gaps() {
     in2.pipe_key_value_at("k3", "", 2);
     assert_eq!(read(&driver, "out-a"), [r("k1", "apple", 0)]);
     assert_eq!(read(&driver, "out-rest"), [r("k2", "kiwi?", 1)]);
-    assert_eq!(driver.produced_topic_names(), topics(&["out-a", "out-rest"]));
+    assert_eq!(
+        driver.produced_topic_names(),
+        topics(&["out-a", "out-rest"])
+    );
 }
 
 /// The oracle's `named_operators`: named operators (`Consumed::as_`,
@@ -759,7 +911,14 @@ fn named_operators_burn_counter_values() {
     let (topology, driver) = start(&builder);
     assert_eq!(
         topology.node_names(),
-        ["src", "keep-long", "KSTREAM-MAPVALUES-0000000002", "rekey", "KSTREAM-PEEK-0000000004", "sink"]
+        [
+            "src",
+            "keep-long",
+            "KSTREAM-MAPVALUES-0000000002",
+            "rekey",
+            "KSTREAM-PEEK-0000000004",
+            "sink"
+        ]
     );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "a", 0);
@@ -810,7 +969,11 @@ fn named_process_takes_no_counter_value() {
     let topology = builder.build().expect("valid topology");
     assert_eq!(
         topology.node_names(),
-        ["KSTREAM-SOURCE-0000000000", "counter", "KSTREAM-SINK-0000000001"]
+        [
+            "KSTREAM-SOURCE-0000000000",
+            "counter",
+            "KSTREAM-SINK-0000000001"
+        ]
     );
 }
 
@@ -872,7 +1035,12 @@ fn fan_out_order() {
     input.pipe_key_value_at("k2", "b", 1);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "1:a", 0), r("k1", "2:a", 0), r("k2", "1:b", 1), r("k2", "2:b", 1)]
+        [
+            r("k1", "1:a", 0),
+            r("k1", "2:a", 0),
+            r("k2", "1:b", 1),
+            r("k2", "2:b", 1)
+        ]
     );
     assert_eq!(read(&driver, "out-b"), [r("k2", "b", 1)]);
 }
@@ -939,7 +1107,11 @@ fn null_keys_and_tombstones() {
     // key passes the filter unseen.
     assert_eq!(
         read(&driver, "out-filtered"),
-        [rec(Some("k2"), None, 1), rec(None, None, 2), rec(Some("k4"), Some("y"), 3)]
+        [
+            rec(Some("k2"), None, 1),
+            rec(None, None, 2),
+            rec(Some("k4"), Some("y"), 3)
+        ]
     );
 }
 
@@ -949,15 +1121,26 @@ fn null_keys_and_tombstones() {
 fn key_changing_operators_drop_and_count_tombstones() {
     let builder = StreamsBuilder::new();
     let s = in_stream(&builder);
-    s.clone().map(|k, v| (v.clone(), show(k).to_owned())).to("mapped");
-    s.clone().flat_map(|k, v| [(v.clone(), show(k).to_owned())]).to("flat-mapped");
+    s.clone()
+        .map(|k, v| (v.clone(), show(k).to_owned()))
+        .to("mapped");
+    s.clone()
+        .flat_map(|k, v| [(v.clone(), show(k).to_owned())])
+        .to("flat-mapped");
     s.clone().select_key(|_, v| v.clone()).to("rekeyed");
-    s.flat_map_values(|v| [v.clone(), v.clone()]).to("flat-mapped-values");
+    s.flat_map_values(|v| [v.clone(), v.clone()])
+        .to("flat-mapped-values");
     let (_, driver) = start(&builder);
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_record(TestRecord::tombstone("k").at(5));
     assert_eq!(driver.metrics().processed_records, 1);
     assert_eq!(driver.metrics().dropped_records, 3);
-    assert_eq!(read(&driver, "flat-mapped-values"), [rec(Some("k"), None, 5)]);
-    assert_eq!(driver.produced_topic_names(), topics(&["flat-mapped-values"]));
+    assert_eq!(
+        read(&driver, "flat-mapped-values"),
+        [rec(Some("k"), None, 5)]
+    );
+    assert_eq!(
+        driver.produced_topic_names(),
+        topics(&["flat-mapped-values"])
+    );
 }

@@ -10,8 +10,8 @@ use pretty_assertions::assert_eq;
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{
-    Consumed, DeserializationHandling, Produced, Record, RecordPart, Result, StreamsBuilder, StreamsConfig,
-    StreamsError, Topics, Topology, TopologyError,
+    Consumed, DeserializationHandling, Produced, Record, RecordPart, Result, StreamsBuilder,
+    StreamsConfig, StreamsError, Topics, Topology, TopologyError,
 };
 use streams_test::{TestRecord, TopologyTestDriver};
 
@@ -61,15 +61,23 @@ fn piping_to_a_topic_no_source_reads_lists_the_known_topics() {
         matches!(&err, StreamsError::UnknownTopic { topic, known } if topic == "nope" && known == &["in"]),
         "{err:?}"
     );
-    assert_eq!(err.to_string(), r#"unknown topic: nope; the topology reads ["in"]"#);
+    assert_eq!(
+        err.to_string(),
+        r#"unknown topic: nope; the topology reads ["in"]"#
+    );
     input.pipe_key_value_at("k3", "c", 2);
     let out = driver.create_output_topic("out", StringSerde, StringSerde);
-    assert_eq!(out.read_records_to_list(), [r("k1", "a", 0), r("k3", "c", 2)]);
+    assert_eq!(
+        out.read_records_to_list(),
+        [r("k1", "a", 0), r("k3", "c", 2)]
+    );
     assert_eq!(driver.stream_time(), 2);
 }
 
 #[test]
-#[should_panic(expected = r#"piping a record into topic `nope` failed: unknown topic: nope; the topology reads ["in"]"#)]
+#[should_panic(
+    expected = r#"piping a record into topic `nope` failed: unknown topic: nope; the topology reads ["in"]"#
+)]
 fn piping_to_an_unknown_topic_panics_with_the_known_topics() {
     let driver = passthrough();
     driver
@@ -81,8 +89,11 @@ fn piping_to_an_unknown_topic_panics_with_the_known_topics() {
 #[test]
 fn a_topic_the_pattern_does_not_match_is_unknown() {
     let builder = StreamsBuilder::new();
-    builder.stream::<String, String>(Topics::pattern("in-.*")).to("out");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    builder
+        .stream::<String, String>(Topics::pattern("in-.*"))
+        .to("out");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     driver
         .create_input_topic("in-x", StringSerde, StringSerde)
         .pipe_key_value_at("k1", "a", 0);
@@ -117,7 +128,8 @@ fn a_record_the_source_serde_cannot_decode_names_topic_partition_offset_and_reas
     builder
         .stream_with::<String, i64>("in", Consumed::with(StringSerde, I64Serde))
         .to_with("out", Produced::with(StringSerde, I64Serde));
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, streams_core::serde::BytesSerde);
     input.pipe_key_value_at("k1", vec![0, 0, 0, 0, 0, 0, 0, 7], 0);
     let err = input
@@ -135,7 +147,10 @@ fn a_record_the_source_serde_cannot_decode_names_topic_partition_offset_and_reas
                 (topic.as_str(), *partition, *offset, *part),
                 ("in", 0, 1, RecordPart::Value)
             );
-            assert_eq!(reason.message(), "size of data received by I64Serde is 3, not 8");
+            assert_eq!(
+                reason.message(),
+                "size of data received by I64Serde is 3, not 8"
+            );
         }
         other => panic!("expected Deserialization, got {other:?}"),
     }
@@ -145,8 +160,15 @@ fn a_record_the_source_serde_cannot_decode_names_topic_partition_offset_and_reas
          check the serde configured for this topic"
     );
     let out = driver.create_output_topic("out", StringSerde, I64Serde);
-    assert_eq!(out.read_records_to_list(), [TestRecord::key_value("k1", 7).at(0)]);
-    assert_eq!(driver.stream_time(), 0, "the undecodable record did not move stream time");
+    assert_eq!(
+        out.read_records_to_list(),
+        [TestRecord::key_value("k1", 7).at(0)]
+    );
+    assert_eq!(
+        driver.stream_time(),
+        0,
+        "the undecodable record did not move stream time"
+    );
 }
 
 /// Kafka's log-and-continue handler: the record is skipped and counted.
@@ -156,14 +178,18 @@ fn undecodable_records_are_skipped_and_counted_when_configured() {
     builder
         .stream_with::<String, i64>("in", Consumed::with(StringSerde, I64Serde))
         .to_with("out", Produced::with(StringSerde, I64Serde));
-    let config = StreamsConfig::new("continue").with_deserialization_handling(DeserializationHandling::Continue);
-    let driver =
-        TopologyTestDriver::with_config(builder.build().expect("valid topology"), config).expect("driver starts");
+    let config = StreamsConfig::new("continue")
+        .with_deserialization_handling(DeserializationHandling::Continue);
+    let driver = TopologyTestDriver::with_config(builder.build().expect("valid topology"), config)
+        .expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, streams_core::serde::BytesSerde);
     input.pipe_key_value_at("k1", vec![1, 2, 3], 5);
     input.pipe_key_value_at("k2", 9_i64.to_be_bytes().to_vec(), 6);
     let out = driver.create_output_topic("out", StringSerde, I64Serde);
-    assert_eq!(out.read_records_to_list(), [TestRecord::key_value("k2", 9).at(6)]);
+    assert_eq!(
+        out.read_records_to_list(),
+        [TestRecord::key_value("k2", 9).at(6)]
+    );
     assert_eq!(driver.metrics().processed_records, 1);
     assert_eq!(driver.metrics().dropped_records, 1);
 }
@@ -180,7 +206,14 @@ fn a_key_the_source_serde_cannot_decode_is_named_as_the_key() {
         .try_pipe_record(TestRecord::key_value("abc", "v"))
         .expect_err("3 bytes are not a long");
     assert!(
-        matches!(&err, StreamsError::Deserialization { part: RecordPart::Key, offset: 0, .. }),
+        matches!(
+            &err,
+            StreamsError::Deserialization {
+                part: RecordPart::Key,
+                offset: 0,
+                ..
+            }
+        ),
         "{err:?}"
     );
 }
@@ -206,7 +239,11 @@ fn a_negative_timestamp_is_rejected_and_earlier_output_kept() {
 struct Rewind;
 
 impl Processor<String, String> for Rewind {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         let ts = record.timestamp - 10;
         ctx.forward(record.with_timestamp(ts))
     }
@@ -238,7 +275,11 @@ fn a_sink_refuses_a_negative_timestamp() {
 struct Boom;
 
 impl Processor<String, String> for Boom {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         if record.value.as_deref() == Some("boom") {
             ctx.forward(record.clone().with_value(Some("before-boom".to_owned())))?;
             return Err(StreamsError::processing("boom"));
@@ -260,7 +301,8 @@ fn nothing_already_produced_is_lost_when_a_later_record_fails() {
         .named("boom")
         .process(|| Boom)
         .to("out");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     let out = driver.create_output_topic("out", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "a", 0);
@@ -354,12 +396,21 @@ fn duplicate_node_names_are_refused() {
         .add_source::<String, String>("source", "in")
         .expect("first source");
     let err = topology_error(topology.add_sink::<String, String>("source", "out", &["source"]));
-    assert_eq!(err, TopologyError::DuplicateName { name: "source".into() });
+    assert_eq!(
+        err,
+        TopologyError::DuplicateName {
+            name: "source".into()
+        }
+    );
     assert_eq!(
         err.to_string(),
         "node name `source` is already used by another node; node names must be unique"
     );
-    assert_eq!(topology.node_names(), ["source"], "the refused node was not added");
+    assert_eq!(
+        topology.node_names(),
+        ["source"],
+        "the refused node was not added"
+    );
 }
 
 #[test]
@@ -386,7 +437,8 @@ fn an_unknown_parent_is_refused() {
     topology
         .add_source::<String, String>("source", "in")
         .expect("source");
-    let err = topology_error(topology.add_sink::<String, String>("sink", "out", &["source", "ghost"]));
+    let err =
+        topology_error(topology.add_sink::<String, String>("sink", "out", &["source", "ghost"]));
     assert_eq!(
         err,
         TopologyError::UnknownParent {
@@ -404,7 +456,12 @@ fn an_unknown_parent_is_refused() {
 fn a_processor_or_sink_without_parent_is_refused() {
     let mut topology = Topology::new();
     let err = topology_error(topology.add_sink::<String, String>("sink", "out", &[]));
-    assert_eq!(err, TopologyError::NoParent { node: "sink".into() });
+    assert_eq!(
+        err,
+        TopologyError::NoParent {
+            node: "sink".into()
+        }
+    );
     assert_eq!(
         err.to_string(),
         "node `sink` has no parent; a processor or sink needs at least one"
@@ -442,7 +499,10 @@ fn a_sink_with_no_topic_is_refused() {
             node: "sink".into()
         }
     );
-    assert_eq!(err.to_string(), "sink `sink` has no topic; give it at least one topic name");
+    assert_eq!(
+        err.to_string(),
+        "sink `sink` has no topic; give it at least one topic name"
+    );
 }
 
 #[test]
@@ -457,7 +517,12 @@ fn a_source_with_no_topic_or_an_empty_topic_is_refused() {
         }
     );
     let err = topology_error(topology.add_source::<String, String>("source", ["in", ""]));
-    assert_eq!(err, TopologyError::EmptyTopic { node: "source".into() });
+    assert_eq!(
+        err,
+        TopologyError::EmptyTopic {
+            node: "source".into()
+        }
+    );
 }
 
 #[test]
@@ -486,23 +551,37 @@ fn a_topic_read_by_two_sources_is_refused() {
 #[test]
 fn a_topology_without_source_is_refused() {
     let err = Topology::new().validate().expect_err("no source");
-    assert!(matches!(err, StreamsError::Topology(TopologyError::NoSource)), "{err:?}");
+    assert!(
+        matches!(err, StreamsError::Topology(TopologyError::NoSource)),
+        "{err:?}"
+    );
     assert_eq!(
         err.to_string(),
         "invalid topology: the topology has no source; add one with `add_source` or `StreamsBuilder::stream`"
     );
     let err = StreamsBuilder::new().build().expect_err("no source");
-    assert!(matches!(err, StreamsError::Topology(TopologyError::NoSource)), "{err:?}");
+    assert!(
+        matches!(err, StreamsError::Topology(TopologyError::NoSource)),
+        "{err:?}"
+    );
     let err = TopologyTestDriver::new(Topology::new()).expect_err("no source");
-    assert!(matches!(err, StreamsError::Topology(TopologyError::NoSource)), "{err:?}");
+    assert!(
+        matches!(err, StreamsError::Topology(TopologyError::NoSource)),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn an_invalid_regex_pattern_is_refused() {
     let mut topology = Topology::new();
-    let err = topology_error(topology.add_source::<String, String>("source", Topics::pattern("in-(")));
+    let err =
+        topology_error(topology.add_source::<String, String>("source", Topics::pattern("in-(")));
     match &err {
-        TopologyError::InvalidPattern { node, pattern, reason } => {
+        TopologyError::InvalidPattern {
+            node,
+            pattern,
+            reason,
+        } => {
             assert_eq!((node.as_str(), pattern.as_str()), ("source", "in-("));
             assert!(reason.contains("unclosed group"), "{reason}");
         }
@@ -515,7 +594,9 @@ fn an_invalid_regex_pattern_is_refused() {
     );
 
     let builder = StreamsBuilder::new();
-    builder.stream::<String, String>(Topics::pattern("[")).to("out");
+    builder
+        .stream::<String, String>(Topics::pattern("["))
+        .to("out");
     let err = builder.build().expect_err("`[` is not a regex");
     assert!(
         matches!(&err, StreamsError::Topology(TopologyError::InvalidPattern { node, pattern, .. })
@@ -538,7 +619,11 @@ fn an_invalid_regex_pattern_is_refused() {
 struct Len;
 
 impl Processor<String, String, String, i64> for Len {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, i64>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         let len = record.value.as_ref().map(|v| v.len() as i64);
         ctx.forward(record.with_value(len))
     }

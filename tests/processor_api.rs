@@ -9,7 +9,9 @@
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
-use streams_core::processor::{Cancellable, Processor, ProcessorContext, Punctuation, PunctuationType};
+use streams_core::processor::{
+    Cancellable, Processor, ProcessorContext, Punctuation, PunctuationType,
+};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{Record, Result, StreamsError, Topology, TopologyError};
 use streams_test::TopologyTestDriver;
@@ -26,7 +28,11 @@ fn read(driver: &TopologyTestDriver, topic: &str) -> Vec<streams_test::TestRecor
 struct Upper;
 
 impl Processor<String, String> for Upper {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         let value = record.value.as_ref().map(|v| v.to_uppercase());
         ctx.forward(record.with_value(value))
     }
@@ -47,7 +53,10 @@ fn source_processor_sink() -> Result<()> {
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k1", "hello", 0);
     input.pipe_key_value_at("k2", "World", 7);
-    assert_eq!(read(&driver, "out"), [r("k1", "HELLO", 0), r("k2", "WORLD", 7)]);
+    assert_eq!(
+        read(&driver, "out"),
+        [r("k1", "HELLO", 0), r("k2", "WORLD", 7)]
+    );
     Ok(())
 }
 
@@ -56,11 +65,17 @@ fn source_processor_sink() -> Result<()> {
 struct Router;
 
 impl Processor<String, String> for Router {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         match record.value.as_deref() {
             Some("all") => ctx.forward(record),
             Some(v) => {
-                let n: i64 = v.parse().map_err(|e| StreamsError::processing(format!("not a number: {e}")))?;
+                let n: i64 = v
+                    .parse()
+                    .map_err(|e| StreamsError::processing(format!("not a number: {e}")))?;
                 let child = if n % 2 == 0 { "EvenSink" } else { "OddSink" };
                 ctx.forward_to(child, record)
             }
@@ -92,7 +107,10 @@ fn forward_to_all_children_and_to_a_named_child() -> Result<()> {
         read(&driver, "out-even"),
         [r("k2", "2", 1), r("k3", "all", 2), r("k4", "4", 3)]
     );
-    assert_eq!(read(&driver, "out-odd"), [r("k1", "1", 0), r("k3", "all", 2)]);
+    assert_eq!(
+        read(&driver, "out-odd"),
+        [r("k1", "1", 0), r("k3", "all", 2)]
+    );
     Ok(())
 }
 
@@ -100,7 +118,11 @@ fn forward_to_all_children_and_to_a_named_child() -> Result<()> {
 struct Misroute;
 
 impl Processor<String, String> for Misroute {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         ctx.forward_to("nope", record)
     }
 }
@@ -108,19 +130,25 @@ impl Processor<String, String> for Misroute {
 #[test]
 fn forward_to_an_unknown_child_is_an_error_naming_it() -> Result<()> {
     let mut topology = Topology::new();
+    // A node named `nope` exists, but it is not a child of `Router`; it is
+    // the source's first child, so it gets the record before `Router` fails.
     topology
         .add_source::<String, String>("Source", "in")?
+        .add_sink::<String, String>("nope", "nope-topic", &["Source"])?
         .add_processor("Router", || Misroute, &["Source"])?
         .add_sink::<String, String>("EvenSink", "out-even", &["Router"])?
-        .add_sink::<String, String>("OddSink", "out-odd", &["Router"])?
-        .add_sink::<String, String>("nope-sink", "nope", &["Source"])?;
+        .add_sink::<String, String>("OddSink", "out-odd", &["Router"])?;
     let driver = TopologyTestDriver::new(topology)?;
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     let err = input
         .try_pipe_record(streams_test::TestRecord::key_value("k", "v"))
         .expect_err("`nope` is not a child of `Router`");
     match &err {
-        StreamsError::UnknownChild { node, child, children } => {
+        StreamsError::UnknownChild {
+            node,
+            child,
+            children,
+        } => {
             assert_eq!(node, "Router");
             assert_eq!(child, "nope");
             assert_eq!(children, &["EvenSink", "OddSink"]);
@@ -131,7 +159,11 @@ fn forward_to_an_unknown_child_is_an_error_naming_it() -> Result<()> {
         err.to_string(),
         r#"processor `Router` forwarded to child `nope`, which is not one of its children ["EvenSink", "OddSink"]"#
     );
-    assert_eq!(read(&driver, "nope"), [r("k", "v", 0)], "only the source's own sink got the record");
+    assert_eq!(read(&driver, "nope-topic"), [r("k", "v", 0)]);
+    assert_eq!(
+        driver.produced_topic_names(),
+        std::collections::BTreeSet::from(["nope-topic".to_owned()])
+    );
     Ok(())
 }
 
@@ -139,8 +171,14 @@ fn forward_to_an_unknown_child_is_an_error_naming_it() -> Result<()> {
 struct TopicPrefix;
 
 impl Processor<String, String> for TopicPrefix {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
-        let topic = ctx.record_metadata().map_or_else(|| "?".to_owned(), |m| m.topic.to_string());
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
+        let topic = ctx
+            .record_metadata()
+            .map_or_else(|| "?".to_owned(), |m| m.topic.to_string());
         let value = format!("{topic}:{}", record.value.clone().unwrap_or_default());
         ctx.forward(record.with_value(Some(value)))
     }
@@ -163,7 +201,11 @@ fn processor_with_several_parents() -> Result<()> {
     a.pipe_key_value_at("k3", "z", 2);
     assert_eq!(
         read(&driver, "out"),
-        [r("k1", "in-a:x", 0), r("k2", "in-b:y", 1), r("k3", "in-a:z", 2)]
+        [
+            r("k1", "in-a:x", 0),
+            r("k2", "in-b:y", 1),
+            r("k3", "in-a:z", 2)
+        ]
     );
     Ok(())
 }
@@ -172,8 +214,16 @@ fn processor_with_several_parents() -> Result<()> {
 struct LongToString;
 
 impl Processor<String, i64, i64, String> for LongToString {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, i64, String>, record: Record<String, i64>) -> Result<()> {
-        ctx.forward(Record::new(record.value.map(|v| v * 2), record.key, record.timestamp + 1000))
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, i64, String>,
+        record: Record<String, i64>,
+    ) -> Result<()> {
+        ctx.forward(Record::new(
+            record.value.map(|v| v * 2),
+            record.key,
+            record.timestamp + 1000,
+        ))
     }
 }
 
@@ -204,7 +254,11 @@ fn explicit_serdes_on_source_and_sink() -> Result<()> {
 struct SwapAndShift;
 
 impl Processor<String, String> for SwapAndShift {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         ctx.forward(Record {
             key: record.value,
             value: record.key,
@@ -224,11 +278,18 @@ fn processor_rewrites_key_value_and_timestamp() -> Result<()> {
         .add_sink::<String, String>("Sink", "out", &["Swap"])?;
     let driver = TopologyTestDriver::new(topology)?;
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
-    input.pipe_record(streams_test::TestRecord::key_value("k1", "v1").with_header("h", "x").at(5));
+    input.pipe_record(
+        streams_test::TestRecord::key_value("k1", "v1")
+            .with_header("h", "x")
+            .at(5),
+    );
     input.pipe_key_value_at("k2", "v2", 3);
     assert_eq!(
         read(&driver, "out"),
-        [r("v1", "k1", 1005).with_header("h", "x"), r("v2", "k2", 1003)]
+        [
+            r("v1", "k1", 1005).with_header("h", "x"),
+            r("v2", "k2", 1003)
+        ]
     );
     Ok(())
 }
@@ -237,7 +298,11 @@ fn processor_rewrites_key_value_and_timestamp() -> Result<()> {
 struct HeaderRewrite;
 
 impl Processor<String, String> for HeaderRewrite {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         let mut headers = record.headers.clone();
         headers.remove("drop").add("seen", "yes");
         ctx.forward(record.with_headers(headers))
@@ -315,17 +380,33 @@ impl Processor<String, String> for Ticker {
         Ok(())
     }
 
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
-        self.log
-            .push(format!("process {}@{}", show(record.key.as_ref()), record.timestamp));
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
+        self.log.push(format!(
+            "process {}@{}",
+            show(record.key.as_ref()),
+            record.timestamp
+        ));
         ctx.forward(record)
     }
 
-    fn punctuate(&mut self, ctx: &mut ProcessorContext<'_, String, String>, ts: i64, p: &Punctuation) -> Result<()> {
+    fn punctuate(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        ts: i64,
+        p: &Punctuation,
+    ) -> Result<()> {
         self.punctuations += 1;
         let label = label(p.kind);
         self.log.push(format!("punctuate {label}@{ts}"));
-        ctx.forward(Record::new(Some("tick".to_owned()), Some(format!("{label}@{ts}")), ts))?;
+        ctx.forward(Record::new(
+            Some("tick".to_owned()),
+            Some(format!("{label}@{ts}")),
+            ts,
+        ))?;
         if self.cancel_after > 0 && self.punctuations == self.cancel_after {
             self.log.push(format!("cancel {label}"));
             for handle in self.handles.iter().filter(|h| h.id() == p.id) {
@@ -336,7 +417,12 @@ impl Processor<String, String> for Ticker {
     }
 }
 
-fn ticker_driver(log: &Log, interval: u64, cancel_after: usize, kinds: &[PunctuationType]) -> TopologyTestDriver {
+fn ticker_driver(
+    log: &Log,
+    interval: u64,
+    cancel_after: usize,
+    kinds: &[PunctuationType],
+) -> TopologyTestDriver {
     let mut topology = Topology::new();
     let supplier = {
         let log = log.clone();
@@ -412,9 +498,9 @@ fn punctuate_by_stream_time() {
 }
 
 /// After a gap the next fire time is `t + (missed + 1) * interval`, from
-/// the last scheduled time `t`: with interval 10, a record at 95 after a
-/// fire at 71 (scheduled 70, next 80) fires and moves the next to 100, so
-/// 99 does not fire and 100 does.
+/// the scheduled time `t` that fired: with interval 10, the fire at 71
+/// (scheduled 0) sets the next to 80; 95 fires and sets it to 100, so 99
+/// does not fire and 100 does.
 #[test]
 fn stream_time_punctuation_skips_missed_ticks() {
     let log = Log::new();
@@ -486,7 +572,11 @@ fn punctuate_by_wall_clock_time() {
         ]
     );
     assert_eq!(driver.wall_clock_time(), 75);
-    assert_eq!(driver.stream_time(), 100, "the wall clock does not move stream time");
+    assert_eq!(
+        driver.stream_time(),
+        100,
+        "the wall clock does not move stream time"
+    );
 }
 
 /// The first wall-clock punctuation is at start + interval, also when the
@@ -512,7 +602,10 @@ fn wall_clock_punctuation_starts_one_interval_after_start() {
     assert!(log.entries().is_empty());
     driver.advance_wall_clock_time(Duration::from_millis(1));
     driver.advance_wall_clock_time(Duration::from_millis(10_000));
-    assert_eq!(log.entries(), ["punctuate wall@6500", "punctuate wall@16500"]);
+    assert_eq!(
+        log.entries(),
+        ["punctuate wall@6500", "punctuate wall@16500"]
+    );
 }
 
 /// The oracle's `punctuate_cancel`: cancelled on its second call, the
@@ -550,6 +643,28 @@ fn cancel_stops_a_punctuation() {
             r("r5", "v5", 40),
         ]
     );
+}
+
+/// A wall-clock punctuation cancelled on its first call does not fire on
+/// later advances.
+#[test]
+fn cancel_stops_a_wall_clock_punctuation() {
+    let log = Log::new();
+    let driver = ticker_driver(&log, 10, 1, &[PunctuationType::WallClockTime]);
+    advance(&driver, &log, 10);
+    advance(&driver, &log, 10);
+    advance(&driver, &log, 100);
+    assert_eq!(
+        log.entries(),
+        [
+            "advanceWallClockTime(10)",
+            "punctuate wall@10",
+            "cancel wall",
+            "advanceWallClockTime(10)",
+            "advanceWallClockTime(100)",
+        ]
+    );
+    assert_eq!(read(&driver, "out"), [r("tick", "wall@10", 10)]);
 }
 
 /// The oracle's `punctuate_stream_and_wall`.
@@ -611,9 +726,16 @@ struct LateScheduler {
 }
 
 impl Processor<String, String> for LateScheduler {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
-        self.log
-            .push(format!("process {}@{}", show(record.key.as_ref()), record.timestamp));
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
+        self.log.push(format!(
+            "process {}@{}",
+            show(record.key.as_ref()),
+            record.timestamp
+        ));
         if !self.scheduled {
             self.scheduled = true;
             self.log.push("schedule stream+wall 10ms");
@@ -623,10 +745,19 @@ impl Processor<String, String> for LateScheduler {
         ctx.forward(record)
     }
 
-    fn punctuate(&mut self, ctx: &mut ProcessorContext<'_, String, String>, ts: i64, p: &Punctuation) -> Result<()> {
+    fn punctuate(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        ts: i64,
+        p: &Punctuation,
+    ) -> Result<()> {
         let label = label(p.kind);
         self.log.push(format!("punctuate {label}@{ts}"));
-        ctx.forward(Record::new(Some("tick".to_owned()), Some(format!("{label}@{ts}")), ts))
+        ctx.forward(Record::new(
+            Some("tick".to_owned()),
+            Some(format!("{label}@{ts}")),
+            ts,
+        ))
     }
 }
 
@@ -707,12 +838,25 @@ impl Processor<String, String> for PunctuationProbe {
         Ok(())
     }
 
-    fn process(&mut self, _ctx: &mut ProcessorContext<'_, String, String>, _record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        _ctx: &mut ProcessorContext<'_, String, String>,
+        _record: Record<String, String>,
+    ) -> Result<()> {
         Ok(())
     }
 
-    fn punctuate(&mut self, ctx: &mut ProcessorContext<'_, String, String>, ts: i64, p: &Punctuation) -> Result<()> {
-        let which = self.ids.iter().position(|&id| id == p.id).map_or(-1, |i| i as i64);
+    fn punctuate(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        ts: i64,
+        p: &Punctuation,
+    ) -> Result<()> {
+        let which = self
+            .ids
+            .iter()
+            .position(|&id| id == p.id)
+            .map_or(-1, |i| i as i64);
         self.log.push(format!(
             "schedule {which} {} every {:?} at {ts}, metadata {:?}, stream time {}, wall clock {}",
             label(p.kind),
@@ -759,10 +903,19 @@ fn punctuate_is_told_which_schedule_fired() {
 struct ContextProbe;
 
 impl Processor<String, String> for ContextProbe {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         let meta = ctx.record_metadata().map_or_else(
             || "no-metadata".to_owned(),
-            |m| format!("topic={},partition={},offset={}", m.topic, m.partition, m.offset),
+            |m| {
+                format!(
+                    "topic={},partition={},offset={}",
+                    m.topic, m.partition, m.offset
+                )
+            },
         );
         let value = format!(
             "ts={},st={},wc={},{meta}",
@@ -825,7 +978,11 @@ impl Processor<String, String> for Lifecycle {
         Ok(())
     }
 
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        record: Record<String, String>,
+    ) -> Result<()> {
         self.log.push(format!("process {}", self.name));
         ctx.forward(record)
     }
@@ -833,7 +990,10 @@ impl Processor<String, String> for Lifecycle {
     fn close(&mut self) -> Result<()> {
         self.log.push(format!("close {}", self.name));
         if self.fail_close {
-            return Err(StreamsError::processing(format!("{} cannot close", self.name)));
+            return Err(StreamsError::processing(format!(
+                "{} cannot close",
+                self.name
+            )));
         }
         Ok(())
     }
@@ -880,7 +1040,14 @@ fn init_runs_once_per_processor_and_close_closes_every_processor() -> Result<()>
     driver.close()?;
     assert_eq!(
         log.entries()[3..],
-        ["process p1", "process p2", "process p3", "close p1", "close p2", "close p3"]
+        [
+            "process p1",
+            "process p2",
+            "process p3",
+            "close p1",
+            "close p2",
+            "close p3"
+        ]
     );
     Ok(())
 }
@@ -904,10 +1071,15 @@ struct Scheduler(Duration);
 
 impl Processor<String, String> for Scheduler {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, String, String>) -> Result<()> {
-        ctx.schedule(self.0, PunctuationType::StreamTime).map(|_| ())
+        ctx.schedule(self.0, PunctuationType::StreamTime)
+            .map(|_| ())
     }
 
-    fn process(&mut self, _ctx: &mut ProcessorContext<'_, String, String>, _record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        _ctx: &mut ProcessorContext<'_, String, String>,
+        _record: Record<String, String>,
+    ) -> Result<()> {
         Ok(())
     }
 }
@@ -919,11 +1091,15 @@ fn punctuation_interval_must_be_at_least_one_millisecond() -> Result<()> {
         topology
             .add_source::<String, String>("source", "in")?
             .add_processor("scheduler", move || Scheduler(interval), &["source"])?;
-        let err = TopologyTestDriver::new(topology).expect_err("a sub-millisecond interval is refused");
+        let err =
+            TopologyTestDriver::new(topology).expect_err("a sub-millisecond interval is refused");
         assert!(
             matches!(
                 &err,
-                StreamsError::Topology(TopologyError::NonPositiveDuration { what: "a punctuation interval", millis: 0 })
+                StreamsError::Topology(TopologyError::NonPositiveDuration {
+                    what: "a punctuation interval",
+                    millis: 0
+                })
             ),
             "{err:?}"
         );

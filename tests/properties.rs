@@ -52,15 +52,27 @@ struct StreamTicker {
 
 impl Processor<String, String> for StreamTicker {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, String, String>) -> Result<()> {
-        ctx.schedule(Duration::from_millis(self.interval), PunctuationType::StreamTime)
-            .map(|_| ())
+        ctx.schedule(
+            Duration::from_millis(self.interval),
+            PunctuationType::StreamTime,
+        )
+        .map(|_| ())
     }
 
-    fn process(&mut self, _ctx: &mut ProcessorContext<'_, String, String>, _record: Record<String, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        _ctx: &mut ProcessorContext<'_, String, String>,
+        _record: Record<String, String>,
+    ) -> Result<()> {
         Ok(())
     }
 
-    fn punctuate(&mut self, _ctx: &mut ProcessorContext<'_, String, String>, ts: i64, _p: &Punctuation) -> Result<()> {
+    fn punctuate(
+        &mut self,
+        _ctx: &mut ProcessorContext<'_, String, String>,
+        ts: i64,
+        _p: &Punctuation,
+    ) -> Result<()> {
         self.log.push(ts.to_string());
         Ok(())
     }
@@ -72,8 +84,14 @@ struct OffsetProbe {
 }
 
 impl Processor<String, String> for OffsetProbe {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, _record: Record<String, String>) -> Result<()> {
-        let m = ctx.record_metadata().expect("a record being processed has metadata");
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, String>,
+        _record: Record<String, String>,
+    ) -> Result<()> {
+        let m = ctx
+            .record_metadata()
+            .expect("a record being processed has metadata");
         self.log.push(format!("{}@{}", m.topic, m.offset));
         Ok(())
     }

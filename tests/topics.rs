@@ -16,7 +16,8 @@ use pretty_assertions::assert_eq;
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{BytesSerde, I64Serde, StringSerde};
 use streams_core::{
-    Consumed, Headers, Produced, Record, RecordPart, Result, StreamsBuilder, StreamsConfig, StreamsError,
+    Consumed, Headers, Produced, Record, RecordPart, Result, StreamsBuilder, StreamsConfig,
+    StreamsError,
 };
 use streams_test::{KeyValue, TestRecord, TopologyTestDriver};
 
@@ -34,7 +35,11 @@ const TEST_BASE_TIME: i64 = 1_559_383_200_000;
 struct Swap;
 
 impl Processor<i64, String, String, i64> for Swap {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, record: Record<i64, String>) -> Result<()> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, String, i64>,
+        record: Record<i64, String>,
+    ) -> Result<()> {
         ctx.forward(Record {
             key: record.value,
             value: record.key,
@@ -46,7 +51,9 @@ impl Processor<i64, String, String, i64> for Swap {
 
 fn setup() -> TopologyTestDriver {
     let builder = StreamsBuilder::new();
-    builder.stream::<Vec<u8>, Vec<u8>>(INPUT_TOPIC).to(OUTPUT_TOPIC);
+    builder
+        .stream::<Vec<u8>, Vec<u8>>(INPUT_TOPIC)
+        .to(OUTPUT_TOPIC);
     builder
         .stream_with::<i64, String>(INPUT_TOPIC_MAP, Consumed::with(I64Serde, StringSerde))
         .process(|| Swap)
@@ -54,7 +61,8 @@ fn setup() -> TopologyTestDriver {
     let config = StreamsConfig::new("test-topics")
         .with_default_key_serde(BytesSerde)
         .with_default_value_serde(BytesSerde);
-    TopologyTestDriver::with_config(builder.build().expect("valid topology"), config).expect("driver starts")
+    TopologyTestDriver::with_config(builder.build().expect("valid topology"), config)
+        .expect("driver starts")
 }
 
 fn words() -> Vec<String> {
@@ -110,7 +118,11 @@ fn test_key_value_list() {
     let input = driver.create_input_topic(INPUT_TOPIC_MAP, I64Serde, StringSerde);
     let output = driver.create_output_topic(OUTPUT_TOPIC_MAP, StringSerde, I64Serde);
     input.pipe_key_values((0_i64..).zip(words()));
-    let expected: Vec<KeyValue<String, i64>> = words().into_iter().zip(0_i64..).map(KeyValue::from).collect();
+    let expected: Vec<KeyValue<String, i64>> = words()
+        .into_iter()
+        .zip(0_i64..)
+        .map(KeyValue::from)
+        .collect();
     assert_eq!(output.read_key_values_to_list(), expected);
 }
 
@@ -120,7 +132,8 @@ fn test_key_values_to_map() {
     let input = driver.create_input_topic(INPUT_TOPIC_MAP, I64Serde, StringSerde);
     let output = driver.create_output_topic(OUTPUT_TOPIC_MAP, StringSerde, I64Serde);
     input.pipe_key_values((0_i64..).zip(words()));
-    let expected: HashMap<String, Option<i64>> = words().into_iter().zip((0_i64..).map(Some)).collect();
+    let expected: HashMap<String, Option<i64>> =
+        words().into_iter().zip((0_i64..).map(Some)).collect();
     assert_eq!(output.read_key_values_to_map(), expected);
 }
 
@@ -178,20 +191,39 @@ fn test_timestamp() {
     let output = driver.create_output_topic(OUTPUT_TOPIC, I64Serde, StringSerde);
     let mut base_time = 3;
     input.pipe_record(TestRecord::new(None, Some("Hello".to_owned())).at(base_time));
-    assert_eq!(output.read_record(), long_string_record(None, "Hello", base_time));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(None, "Hello", base_time)
+    );
 
     base_time += 1;
     input.pipe_key_value_at(2, "Kafka", base_time);
-    assert_eq!(output.read_record(), long_string_record(Some(2), "Kafka", 4));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(Some(2), "Kafka", 4)
+    );
 
     input.pipe_key_value_at(2, "Kafka", TEST_BASE_TIME);
-    assert_eq!(output.read_record(), long_string_record(Some(2), "Kafka", TEST_BASE_TIME));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(Some(2), "Kafka", TEST_BASE_TIME)
+    );
 
     let one_day = 24 * 60 * 60 * 1000;
     let record_instant = TEST_BASE_TIME + one_day;
-    input.pipe_values_timed(["Advancing", "time"], record_instant, Duration::from_secs(15));
-    assert_eq!(output.read_record(), long_string_record(None, "Advancing", record_instant));
-    assert_eq!(output.read_record(), long_string_record(None, "time", record_instant + 15_000));
+    input.pipe_values_timed(
+        ["Advancing", "time"],
+        record_instant,
+        Duration::from_secs(15),
+    );
+    assert_eq!(
+        output.read_record(),
+        long_string_record(None, "Advancing", record_instant)
+    );
+    assert_eq!(
+        output.read_record(),
+        long_string_record(None, "time", record_instant + 15_000)
+    );
 }
 
 #[test]
@@ -211,25 +243,46 @@ fn test_with_headers() {
     assert_eq!(first.value.as_deref(), Some("Hello"));
     assert_eq!(first.headers, headers);
 
-    input.pipe_record(TestRecord::key_value(2, "Kafka").with_headers(headers.clone()).at(4));
+    input.pipe_record(
+        TestRecord::key_value(2, "Kafka")
+            .with_headers(headers.clone())
+            .at(4),
+    );
     assert_eq!(
         output.read_record(),
-        TestRecord::key_value(2, "Kafka").with_headers(headers).at(4)
+        TestRecord::key_value(2, "Kafka")
+            .with_headers(headers)
+            .at(4)
     );
 }
 
 #[test]
 fn test_start_timestamp() {
     let driver = setup();
-    let input = driver.create_input_topic_with_time(INPUT_TOPIC, I64Serde, StringSerde, TEST_BASE_TIME, Duration::ZERO);
+    let input = driver.create_input_topic_with_time(
+        INPUT_TOPIC,
+        I64Serde,
+        StringSerde,
+        TEST_BASE_TIME,
+        Duration::ZERO,
+    );
     let output = driver.create_output_topic(OUTPUT_TOPIC, I64Serde, StringSerde);
     input.pipe_key_value(1, "Hello");
-    assert_eq!(output.read_record(), long_string_record(Some(1), "Hello", TEST_BASE_TIME));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(Some(1), "Hello", TEST_BASE_TIME)
+    );
     input.pipe_key_value(2, "World");
-    assert_eq!(output.read_record(), long_string_record(Some(2), "World", TEST_BASE_TIME));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(Some(2), "World", TEST_BASE_TIME)
+    );
     input.advance_time(Duration::from_secs(2));
     input.pipe_key_value(3, "Kafka");
-    assert_eq!(output.read_record(), long_string_record(Some(3), "Kafka", TEST_BASE_TIME + 2_000));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(Some(3), "Kafka", TEST_BASE_TIME + 2_000)
+    );
 }
 
 #[test]
@@ -244,9 +297,15 @@ fn test_timestamp_auto_advance() {
     );
     let output = driver.create_output_topic(OUTPUT_TOPIC, I64Serde, StringSerde);
     input.pipe_value("Hello");
-    assert_eq!(output.read_record(), long_string_record(None, "Hello", TEST_BASE_TIME));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(None, "Hello", TEST_BASE_TIME)
+    );
     input.pipe_key_value(2, "Kafka");
-    assert_eq!(output.read_record(), long_string_record(Some(2), "Kafka", TEST_BASE_TIME + 2_000));
+    assert_eq!(
+        output.read_record(),
+        long_string_record(Some(2), "Kafka", TEST_BASE_TIME + 2_000)
+    );
 }
 
 #[test]
@@ -344,7 +403,10 @@ fn test_wrong_serde() {
             assert_eq!(*partition, 0);
             assert_eq!(*offset, 0);
             assert_eq!(*part, RecordPart::Key);
-            assert_eq!(reason.message(), "size of data received by I64Serde is 2, not 8");
+            assert_eq!(
+                reason.message(),
+                "size of data received by I64Serde is 2, not 8"
+            );
         }
         other => panic!("expected Deserialization, got {other:?}"),
     }
@@ -404,15 +466,26 @@ fn test_output_wrong_serde_keeps_the_record() {
     input.pipe_key_value_at(2, "World", 10);
 
     assert!(catch_unwind(AssertUnwindSafe(|| wrong.read_key_value())).is_err());
-    assert_eq!(wrong.queue_size(), 2, "a record that cannot be decoded stays in the topic");
+    assert_eq!(
+        wrong.queue_size(),
+        2,
+        "a record that cannot be decoded stays in the topic"
+    );
     assert!(catch_unwind(AssertUnwindSafe(|| wrong.read_records_to_list())).is_err());
-    assert_eq!(wrong.queue_size(), 2, "a failing list read consumes nothing");
+    assert_eq!(
+        wrong.queue_size(),
+        2,
+        "a failing list read consumes nothing"
+    );
     assert!(catch_unwind(AssertUnwindSafe(|| wrong.try_read_value())).is_err());
     assert_eq!(wrong.queue_size(), 2);
 
     assert_eq!(
         right.read_records_to_list(),
-        [string_long_record("Hello", 1, 9), string_long_record("World", 2, 10)]
+        [
+            string_long_record("Hello", 1, 9),
+            string_long_record("World", 2, 10)
+        ]
     );
 }
 
@@ -431,7 +504,11 @@ fn test_records_to_list() {
     let driver = setup();
     let input = driver.create_input_topic(INPUT_TOPIC_MAP, I64Serde, StringSerde);
     let output = driver.create_output_topic(OUTPUT_TOPIC_MAP, StringSerde, I64Serde);
-    input.pipe_key_values_timed((0_i64..).zip(words()), TEST_BASE_TIME, Duration::from_secs(15));
+    input.pipe_key_values_timed(
+        (0_i64..).zip(words()),
+        TEST_BASE_TIME,
+        Duration::from_secs(15),
+    );
     let expected: Vec<TestRecord<String, i64>> = (0_i64..)
         .zip(words())
         .map(|(i, w)| string_long_record(&w, i, TEST_BASE_TIME + i * 15_000))
@@ -455,7 +532,13 @@ fn passthrough() -> TopologyTestDriver {
 #[test]
 fn topic_clock_moves_only_for_pipes_without_timestamp() {
     let driver = passthrough();
-    let input = driver.create_input_topic_with_time("in", StringSerde, StringSerde, 1000, Duration::from_millis(10));
+    let input = driver.create_input_topic_with_time(
+        "in",
+        StringSerde,
+        StringSerde,
+        1000,
+        Duration::from_millis(10),
+    );
     let output = driver.create_output_topic("out", StringSerde, StringSerde);
 
     input.pipe_key_value("k1", "a");
@@ -501,7 +584,11 @@ fn advance_time_moves_neither_stream_time_nor_wall_clock() {
         .build()
         .expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
-    assert_eq!(input.current_time(), 500, "a topic clock starts at the driver's start time");
+    assert_eq!(
+        input.current_time(),
+        500,
+        "a topic clock starts at the driver's start time"
+    );
     input.advance_time(Duration::from_secs(60));
     assert_eq!(input.current_time(), 60_500);
     assert_eq!(driver.stream_time(), -1);
@@ -524,14 +611,23 @@ fn list_reads_of_empty_or_unwritten_topics_are_empty() {
     assert_eq!(never.try_read_value(), None);
     assert_eq!(never.try_read_key_value(), None);
     assert_eq!(never.read_values_to_list(), Vec::<Option<String>>::new());
-    assert_eq!(never.read_key_values_to_list(), Vec::<KeyValue<String, String>>::new());
-    assert_eq!(never.read_records_to_list(), Vec::<TestRecord<String, String>>::new());
+    assert_eq!(
+        never.read_key_values_to_list(),
+        Vec::<KeyValue<String, String>>::new()
+    );
+    assert_eq!(
+        never.read_records_to_list(),
+        Vec::<TestRecord<String, String>>::new()
+    );
     assert_eq!(never.read_key_values_to_map(), HashMap::new());
     assert_eq!(never.read_table(), HashMap::new());
 
     input.pipe_key_value("k", "v");
     assert_eq!(written.queue_size(), 1);
-    assert_eq!(written.read_key_values_to_list(), [KeyValue::pair("k", "v")]);
+    assert_eq!(
+        written.read_key_values_to_list(),
+        [KeyValue::pair("k", "v")]
+    );
     assert_eq!(written.queue_size(), 0);
     assert_eq!(written.read_values_to_list(), Vec::<Option<String>>::new());
     assert_eq!(written.try_read_record(), None);
@@ -541,7 +637,8 @@ fn list_reads_of_empty_or_unwritten_topics_are_empty() {
 fn map_keeps_tombstones_and_table_drops_them() {
     let builder = StreamsBuilder::new();
     builder.stream::<String, i64>("in").to("out");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, I64Serde);
     let as_map = driver.create_output_topic("out", StringSerde, I64Serde);
     input.pipe_key_value("a", 1);
@@ -585,8 +682,12 @@ fn tombstones_read_as_none_values() {
 #[test]
 fn headers_are_ordered_may_repeat_and_may_be_null() {
     let builder = StreamsBuilder::new();
-    builder.stream::<String, String>("in").map_values(|v| format!("{v}!")).to("out");
-    let driver = TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
+    builder
+        .stream::<String, String>("in")
+        .map_values(|v| format!("{v}!"))
+        .to("out");
+    let driver =
+        TopologyTestDriver::new(builder.build().expect("valid topology")).expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     let output = driver.create_output_topic("out", StringSerde, StringSerde);
 
@@ -594,10 +695,22 @@ fn headers_are_ordered_may_repeat_and_may_be_null() {
     let mut third = Headers::new().with("dup", "1").with("dup", "2");
     third.add_null("nullval");
     let fourth = Headers::new().with("ü", "grüße €");
-    input.pipe_record(TestRecord::key_value("k1", "a").with_headers(first.clone()).at(0));
+    input.pipe_record(
+        TestRecord::key_value("k1", "a")
+            .with_headers(first.clone())
+            .at(0),
+    );
     input.pipe_record(TestRecord::key_value("k2", "b").at(1));
-    input.pipe_record(TestRecord::key_value("k3", "c").with_headers(third.clone()).at(2));
-    input.pipe_record(TestRecord::key_value("k4", "d").with_headers(fourth.clone()).at(3));
+    input.pipe_record(
+        TestRecord::key_value("k3", "c")
+            .with_headers(third.clone())
+            .at(2),
+    );
+    input.pipe_record(
+        TestRecord::key_value("k4", "d")
+            .with_headers(fourth.clone())
+            .at(3),
+    );
 
     let out = output.read_records_to_list();
     assert_eq!(
@@ -609,7 +722,11 @@ fn headers_are_ordered_may_repeat_and_may_be_null() {
             r("k4", "d!", 3).with_headers(fourth),
         ]
     );
-    let dups: Vec<_> = out[2].headers.get_all("dup").map(|h| h.value.clone()).collect();
+    let dups: Vec<_> = out[2]
+        .headers
+        .get_all("dup")
+        .map(|h| h.value.clone())
+        .collect();
     assert_eq!(dups, [Some(b"1".to_vec()), Some(b"2".to_vec())]);
     assert_eq!(out[2].headers.last("dup"), Some(&b"2"[..]));
     assert_eq!(out[2].headers.last("nullval"), None);

@@ -301,6 +301,36 @@ pub enum StreamsError {
         /// The processor.
         node: String,
     },
+    /// A store that does not exist.
+    #[error("no store named `{store}`; the stores are {existing:?}")]
+    UnknownStore {
+        /// The name asked for.
+        store: String,
+        /// The stores that exist.
+        existing: Vec<String>,
+    },
+    /// A store asked for as the wrong kind or type.
+    #[error(
+        "store `{store}` is a {actual} of other types than asked for ({expected}); use the getter for a {actual}, with its key and value types"
+    )]
+    WrongStoreType {
+        /// The store.
+        store: String,
+        /// What was asked for, as `kind<K, V>`.
+        expected: String,
+        /// What the store is.
+        actual: crate::state::StoreKind,
+    },
+    /// A processor used a store it is not connected to.
+    #[error(
+        "processor `{node}` has no access to store `{store}`: the store is not connected to it;          connect it with `add_state_store(.., &[\"{node}\"])` or `connect_processor_and_state_stores`"
+    )]
+    StoreNotConnected {
+        /// The processor.
+        node: String,
+        /// The store.
+        store: String,
+    },
     /// The driver or task was used after `close`.
     #[error("the {0} is closed")]
     Closed(&'static str),

@@ -40,6 +40,7 @@ pub mod error;
 pub mod processor;
 pub mod record;
 pub mod serde;
+pub mod state;
 pub mod topology;
 
 pub use config::{DeserializationHandling, StreamsConfig};

@@ -68,8 +68,10 @@ fn by_hand(inputs: &[(String, String)]) -> usize {
         .iter()
         .map(|(k, v, _)| {
             (
-                k.as_ref().map(|b| serde.deserialize("output", b).expect("de")),
-                v.as_ref().map(|b| serde.deserialize("output", b).expect("de")),
+                k.as_ref()
+                    .map(|b| serde.deserialize("output", b).expect("de")),
+                v.as_ref()
+                    .map(|b| serde.deserialize("output", b).expect("de")),
             )
         })
         .collect();

@@ -52,7 +52,10 @@ pub(crate) struct DriverState {
 impl DriverState {
     /// The records written to `topic` and not yet read, if it was ever written.
     pub(crate) fn output_mut(&mut self, topic: &str) -> Option<&mut OutputQueue> {
-        self.outputs.iter_mut().find(|(t, _)| t == topic).map(|(_, q)| q)
+        self.outputs
+            .iter_mut()
+            .find(|(t, _)| t == topic)
+            .map(|(_, q)| q)
     }
 
     pub(crate) fn produced_topic_names(&self) -> &BTreeSet<String> {
@@ -119,7 +122,8 @@ impl DriverState {
                 Some(i) => i,
                 None => {
                     self.produced_topics.insert(topic.to_owned());
-                    self.outputs.push((topic.to_owned(), OutputQueue::default()));
+                    self.outputs
+                        .push((topic.to_owned(), OutputQueue::default()));
                     self.outputs.len() - 1
                 }
             };
@@ -128,10 +132,16 @@ impl DriverState {
             queue.next_offset += 1;
             if self.task.reads(topic) {
                 let record = p.record.clone();
-                queue.records.push_back(OutputRecord { offset, record: p.record });
+                queue.records.push_back(OutputRecord {
+                    offset,
+                    record: p.record,
+                });
                 self.enqueue(topic, record);
             } else {
-                queue.records.push_back(OutputRecord { offset, record: p.record });
+                queue.records.push_back(OutputRecord {
+                    offset,
+                    record: p.record,
+                });
             }
         }
         self.produced_buffer = produced;

@@ -148,19 +148,18 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
 
     /// Decodes every waiting record into `T` and removes them only if all worked.
     fn all_as<T>(&self, f: impl Fn(TestRecord<K, V>) -> T) -> Result<Vec<T>> {
-        self.driver
-            .with_state(|s| match s.output_mut(&self.topic) {
-                Some(q) => {
-                    let decoded = q
-                        .records
-                        .iter()
-                        .map(|r| self.decode(r).map(&f))
-                        .collect::<Result<Vec<_>>>()?;
-                    q.records.clear();
-                    Ok(decoded)
-                }
-                None => Ok(Vec::new()),
-            })
+        self.driver.with_state(|s| match s.output_mut(&self.topic) {
+            Some(q) => {
+                let decoded = q
+                    .records
+                    .iter()
+                    .map(|r| self.decode(r).map(&f))
+                    .collect::<Result<Vec<_>>>()?;
+                q.records.clear();
+                Ok(decoded)
+            }
+            None => Ok(Vec::new()),
+        })
     }
 
     #[track_caller]

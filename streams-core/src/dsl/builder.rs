@@ -103,10 +103,9 @@ impl StreamsBuilder {
         topics: impl Into<Topics>,
         consumed: Consumed<K, V>,
     ) -> KStream<K, V> {
-        let name = match &consumed.name {
-            Some(n) => n.clone(),
-            None => self.new_name("KSTREAM-SOURCE-"),
-        };
+        // A given name still takes a number, as in Kafka.
+        let generated = self.new_name("KSTREAM-SOURCE-");
+        let name = consumed.name.clone().unwrap_or(generated);
         let topics = topics.into();
         let (ks, vs) = (consumed.key_serde.clone(), consumed.value_serde.clone());
         self.with_topology(|t| {

@@ -93,7 +93,17 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         self
     }
 
+    /// The name of the next node: the one given with [`KStream::named`],
+    /// else a generated one. As in Kafka, a number of the counter is taken
+    /// either way, so that naming one node does not rename the others.
     pub(crate) fn take_name(&mut self, prefix: &str) -> String {
+        let generated = self.builder.new_name(prefix);
+        self.next_name.take().unwrap_or(generated)
+    }
+
+    /// As `take_name`, but a given name takes no number (Kafka's
+    /// `process` and `repartition`).
+    pub(crate) fn take_name_or_generate(&mut self, prefix: &str) -> String {
         match self.next_name.take() {
             Some(n) => n,
             None => self.builder.new_name(prefix),
@@ -317,7 +327,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         VR: Clone + 'static,
         P: Processor<K, V, KR, VR>,
     {
-        let name = self.take_name("KSTREAM-PROCESSOR-");
+        let name = self.take_name_or_generate("KSTREAM-PROCESSOR-");
         self.add_processor(name, supplier, None, None)
     }
 
@@ -329,10 +339,8 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Writes the stream to `topic` as `produced` says.
     pub fn to_with(mut self, topic: &str, produced: Produced<K, V>) {
-        let name = match produced.name {
-            Some(n) => n,
-            None => self.take_name("KSTREAM-SINK-"),
-        };
+        let generated = self.take_name("KSTREAM-SINK-");
+        let name = produced.name.unwrap_or(generated);
         let ks = produced.key_serde.or(self.key_serde.clone());
         let vs = produced.value_serde.or(self.value_serde.clone());
         let parent = self.node.clone();
@@ -354,10 +362,8 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         extractor: impl Fn(&Record<K, V>) -> String + 'static,
         produced: Produced<K, V>,
     ) {
-        let name = match produced.name {
-            Some(n) => n,
-            None => self.take_name("KSTREAM-SINK-"),
-        };
+        let generated = self.take_name("KSTREAM-SINK-");
+        let name = produced.name.unwrap_or(generated);
         let ks = produced.key_serde.or(self.key_serde.clone());
         let vs = produced.value_serde.or(self.value_serde.clone());
         let parent = self.node.clone();
@@ -386,7 +392,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let generated = repartitioned.name.is_none();
         let base = match repartitioned.name {
             Some(n) => n,
-            None => self.take_name("KSTREAM-REPARTITION-"),
+            None => self.take_name_or_generate("KSTREAM-REPARTITION-"),
         };
         let topic = if base.ends_with("-repartition") {
             base.clone()

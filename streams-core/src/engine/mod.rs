@@ -29,7 +29,7 @@ mod nodes;
 pub(crate) use nodes::{ErasedNode, ProcessorNode, SinkNode, SinkTarget, SourceNode};
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -37,6 +37,7 @@ use crate::config::StreamsConfig;
 use crate::error::{Result, StreamsError};
 use crate::processor::{Cancellable, PunctuationType};
 use crate::record::{RawRecord, Record, RecordMetadata};
+use crate::state::{StateStore, StoreContext};
 use crate::topology::{NodeKind, Topology};
 
 /// A record a sink produced, with the topic it went to.
@@ -79,12 +80,18 @@ struct NodeMeta {
 /// their context.
 pub(crate) struct TaskState {
     meta: Vec<NodeMeta>,
+    stores: Vec<RefCell<Box<dyn StateStore>>>,
+    /// Store indexes each node is connected to.
+    node_stores: Vec<Vec<usize>>,
+    /// The timestamp of the record a node is processing (or of the
+    /// punctuation running): what changelog records carry.
+    record_timestamp: Rc<Cell<i64>>,
     nodes: Vec<RefCell<Box<dyn ErasedNode>>>,
     application_id: String,
     stream_time: Cell<i64>,
     wall_clock: Cell<i64>,
     current: RefCell<Option<RecordMetadata>>,
-    produced: RefCell<Vec<ProducedRecord>>,
+    produced: Rc<RefCell<Vec<ProducedRecord>>>,
     schedules: RefCell<Vec<Schedule>>,
     next_id: Cell<u64>,
     metrics: Cell<TaskMetrics>,
@@ -168,19 +175,73 @@ impl TaskState {
         Cancellable::new(id, cancelled)
     }
 
+    fn store_index(&self, name: &str) -> Result<usize> {
+        self.stores
+            .iter()
+            .position(|s| s.borrow().name() == name)
+            .ok_or_else(|| StreamsError::UnknownStore {
+                store: name.to_owned(),
+                existing: self.store_names(),
+            })
+    }
+
+    pub(crate) fn store_names(&self) -> Vec<String> {
+        self.stores
+            .iter()
+            .map(|s| s.borrow().name().to_owned())
+            .collect()
+    }
+
+    /// The store `name` as type `S`, for processor `node` (which must be
+    /// connected to it) or for the driver (`node` = `None`).
+    pub(crate) fn store<S: StateStore>(
+        &self,
+        node: Option<usize>,
+        name: &str,
+        expected: impl FnOnce() -> String,
+    ) -> Result<RefMut<'_, S>> {
+        let index = self.store_index(name)?;
+        if let Some(node) = node
+            && !self.node_stores[node].contains(&index)
+        {
+            return Err(StreamsError::StoreNotConnected {
+                node: self.meta[node].name.clone(),
+                store: name.to_owned(),
+            });
+        }
+        let guard = self.stores[index].try_borrow_mut().map_err(|_| {
+            StreamsError::InvalidArgument(format!(
+                "store `{name}` is already borrowed; drop the previous handle to it first"
+            ))
+        })?;
+        let actual = guard.kind();
+        RefMut::filter_map(guard, |s| s.as_any_mut().downcast_mut::<S>()).map_err(|_| {
+            StreamsError::WrongStoreType {
+                store: name.to_owned(),
+                expected: expected(),
+                actual,
+            }
+        })
+    }
+
     /// Runs one typed record through a node.
     pub(crate) fn dispatch<K: 'static, V: 'static>(
         &self,
         node: usize,
         record: Record<K, V>,
     ) -> Result<()> {
+        // As Kafka's record context: the child sees the forwarded record's
+        // timestamp, and the parent gets its own back afterwards.
+        let previous = self.record_timestamp.replace(record.timestamp);
         let mut slot = Some(record);
-        let mut guard = self.nodes[node]
-            .try_borrow_mut()
-            .map_err(|_| StreamsError::Reentrant {
+        let result = match self.nodes[node].try_borrow_mut() {
+            Ok(mut guard) => guard.process(self, node, &mut slot as &mut dyn Any),
+            Err(_) => Err(StreamsError::Reentrant {
                 node: self.meta[node].name.clone(),
-            })?;
-        guard.process(self, node, &mut slot as &mut dyn Any)
+            }),
+        };
+        self.record_timestamp.set(previous);
+        result
     }
 
     fn punctuate(&self, kind: PunctuationType, now: i64) -> Result<bool> {
@@ -202,6 +263,7 @@ impl TaskState {
                 }
             };
             fired = true;
+            self.record_timestamp.set(now);
             let punctuation = crate::processor::Punctuation {
                 id: due.id,
                 kind,
@@ -291,15 +353,40 @@ impl StreamTask {
                 _ => {}
             }
         }
+        let produced = Rc::new(RefCell::new(Vec::new()));
+        let record_timestamp = Rc::new(Cell::new(-1));
+        let store_context = StoreContext {
+            produced: produced.clone(),
+            timestamp: record_timestamp.clone(),
+            application_id: app.to_owned(),
+        };
+        let mut stores = Vec::new();
+        for def in topology.store_builders() {
+            let mut store = def.build();
+            store.init(&store_context)?;
+            stores.push(RefCell::new(store));
+        }
+        let node_stores = defs
+            .iter()
+            .map(|d| {
+                d.stores
+                    .iter()
+                    .filter_map(|name| stores.iter().position(|s| s.borrow().name() == name))
+                    .collect()
+            })
+            .collect();
         let task = StreamTask {
             state: TaskState {
                 meta,
+                stores,
+                node_stores,
+                record_timestamp,
                 nodes,
                 application_id: app.to_owned(),
                 stream_time: Cell::new(-1),
                 wall_clock: Cell::new(wall_clock_ms),
                 current: RefCell::new(None),
-                produced: RefCell::new(Vec::new()),
+                produced,
                 schedules: RefCell::new(Vec::new()),
                 next_id: Cell::new(0),
                 metrics: Cell::new(TaskMetrics::default()),
@@ -435,6 +522,31 @@ impl StreamTask {
         self.state.wall_clock.get()
     }
 
+    /// The names of the task's stores, in the order they were added.
+    pub fn store_names(&self) -> Vec<String> {
+        self.state.store_names()
+    }
+
+    /// The store `name` as type `S` (for example
+    /// `KeyValueStore<String, i64>`), to read or to write.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStore`] naming the stores that exist, or
+    /// [`StreamsError::WrongStoreType`] naming the store's kind.
+    pub fn store<S: StateStore>(&self, name: &str) -> Result<RefMut<'_, S>> {
+        self.state
+            .store(None, name, || std::any::type_name::<S>().to_owned())
+    }
+
+    /// What kind of store `name` is.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStore`].
+    pub fn store_kind(&self, name: &str) -> Result<crate::state::StoreKind> {
+        let i = self.state.store_index(name)?;
+        Ok(self.state.stores[i].borrow().kind())
+    }
+
     /// What the task processed and dropped so far.
     pub fn metrics(&self) -> TaskMetrics {
         self.state.metrics.get()
@@ -456,6 +568,13 @@ impl StreamTask {
         self.state.schedules.borrow_mut().clear();
         let mut first = None;
         for cell in &self.state.nodes {
+            if let Err(e) = cell.borrow_mut().close()
+                && first.is_none()
+            {
+                first = Some(e);
+            }
+        }
+        for cell in &self.state.stores {
             if let Err(e) = cell.borrow_mut().close()
                 && first.is_none()
             {

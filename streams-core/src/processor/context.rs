@@ -1,6 +1,6 @@
 //! The context a processor runs in.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefMut};
 use std::fmt;
 use std::marker::PhantomData;
 use std::rc::Rc;
@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::engine::TaskState;
 use crate::error::{Result, StreamsError, TopologyError};
 use crate::record::{Record, RecordMetadata};
+use crate::state::{KeyValueStore, StateStore, TimestampedKeyValueStore};
 
 /// Which clock drives a punctuation, Kafka's `PunctuationType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -135,6 +136,51 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     /// The current wall-clock time of the (mock) clock, in epoch millis.
     pub fn wall_clock_time(&self) -> i64 {
         self.task.wall_clock_time()
+    }
+
+    /// The key-value store `name`, which must be connected to this processor.
+    ///
+    /// # Errors
+    /// No such store, not connected, or of another kind or types.
+    pub fn key_value_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, KeyValueStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "key-value store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
+    /// The timestamped key-value store `name`, which must be connected to
+    /// this processor.
+    ///
+    /// # Errors
+    /// As [`ProcessorContext::key_value_store`].
+    pub fn timestamped_key_value_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, TimestampedKeyValueStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "timestamped key-value store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
+    /// The store `name` as type `S`, for stores of any kind, your own too.
+    ///
+    /// # Errors
+    /// As [`ProcessorContext::key_value_store`].
+    pub fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
+        self.task.store(Some(self.node), name, || {
+            std::any::type_name::<S>().to_owned()
+        })
     }
 
     /// Counts one record this processor dropped on purpose in the task's

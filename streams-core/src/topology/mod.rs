@@ -31,6 +31,7 @@ use crate::error::{RecordPart, Result, StreamsError, TopologyError};
 use crate::processor::Processor;
 use crate::record::Record;
 use crate::serde::{Serde, SerdeRef, builtin_serde};
+use crate::state::StoreBuilder;
 
 /// The topics a source reads: names, or a regex pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,12 +230,14 @@ pub(crate) fn resolve_serde<T: 'static>(
 pub struct Topology {
     nodes: Vec<NodeDef>,
     index: HashMap<String, usize>,
+    stores: Vec<Rc<dyn StoreBuilder>>,
 }
 
 impl fmt::Debug for Topology {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Topology")
             .field("nodes", &self.node_names())
+            .field("stores", &self.store_names())
             .finish()
     }
 }
@@ -252,6 +255,82 @@ impl Topology {
     /// The names of all nodes, in the order they were added.
     pub fn node_names(&self) -> Vec<&str> {
         self.nodes.iter().map(|n| n.name.as_str()).collect()
+    }
+
+    pub(crate) fn store_builders(&self) -> &[Rc<dyn StoreBuilder>] {
+        &self.stores
+    }
+
+    /// The names of all stores, in the order they were added.
+    pub fn store_names(&self) -> Vec<&str> {
+        self.stores.iter().map(|s| s.name()).collect()
+    }
+
+    /// The stores connected to the node `name`, in the order they were
+    /// connected; `None` if there is no such node.
+    pub fn node_store_names(&self, name: &str) -> Option<&[String]> {
+        self.index
+            .get(name)
+            .map(|&i| self.nodes[i].stores.as_slice())
+    }
+
+    /// Adds a state store and connects it to `processors` (which may be
+    /// empty: connect later with
+    /// [`connect_processor_and_state_stores`](Topology::connect_processor_and_state_stores)).
+    ///
+    /// # Errors
+    /// A store of that name exists, or a name in `processors` is not a processor.
+    pub fn add_state_store(
+        &mut self,
+        builder: impl StoreBuilder + 'static,
+        processors: &[&str],
+    ) -> Result<&mut Self> {
+        let name = builder.name().to_owned();
+        if self.stores.iter().any(|s| s.name() == name) {
+            return Err(TopologyError::DuplicateStore { store: name }.into());
+        }
+        for p in processors {
+            self.processor_index(p)?;
+        }
+        self.stores.push(Rc::new(builder));
+        for p in processors {
+            self.connect_processor_and_state_stores(p, &[&name])?;
+        }
+        Ok(self)
+    }
+
+    fn processor_index(&self, name: &str) -> Result<usize, TopologyError> {
+        match self.index.get(name) {
+            Some(&i) if matches!(self.nodes[i].kind, NodeKind::Processor) => Ok(i),
+            _ => Err(TopologyError::NotAProcessor {
+                node: name.to_owned(),
+            }),
+        }
+    }
+
+    /// Connects existing stores to an existing processor.
+    ///
+    /// # Errors
+    /// The processor or a store does not exist.
+    pub fn connect_processor_and_state_stores(
+        &mut self,
+        processor: &str,
+        stores: &[&str],
+    ) -> Result<&mut Self> {
+        let i = self.processor_index(processor)?;
+        for &store in stores {
+            if !self.stores.iter().any(|s| s.name() == store) {
+                return Err(TopologyError::UnknownStore {
+                    node: processor.to_owned(),
+                    store: store.to_owned(),
+                }
+                .into());
+            }
+            if !self.nodes[i].stores.iter().any(|s| s == store) {
+                self.nodes[i].stores.push(store.to_owned());
+            }
+        }
+        Ok(self)
     }
 
     /// Whether a node has this name.

@@ -1,0 +1,293 @@
+//! In-memory key-value stores, plain and timestamped.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::RangeBounds;
+
+use super::{Changelog, StateStore, StoreContext, StoreKind};
+use crate::error::{Result, StreamsError};
+use crate::record::RawRecord;
+
+/// A value with the timestamp of the record that wrote it, Kafka's
+/// `ValueAndTimestamp`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ValueAndTimestamp<V> {
+    /// The value.
+    pub value: V,
+    /// Epoch millis.
+    pub timestamp: i64,
+}
+
+impl<V> ValueAndTimestamp<V> {
+    /// A value at a timestamp.
+    pub fn new(value: V, timestamp: i64) -> Self {
+        ValueAndTimestamp { value, timestamp }
+    }
+}
+
+/// The shared body of both key-value stores: `S` is what the map holds,
+/// `V` what the changelog carries.
+struct KvCore<K, S, V> {
+    name: String,
+    map: BTreeMap<K, S>,
+    changelog: Changelog<K, V>,
+    /// The changelog value and timestamp of a stored value.
+    to_log: fn(&S) -> (&V, Option<i64>),
+    /// A stored value from a changelog value and timestamp.
+    from_log: fn(V, i64) -> S,
+}
+
+impl<K: Ord + Clone + 'static, S, V: 'static> KvCore<K, S, V> {
+    fn put(&mut self, key: K, value: S) -> Result<Option<S>> {
+        let (v, ts) = (self.to_log)(&value);
+        self.changelog.log(&key, Some(v), ts)?;
+        Ok(self.map.insert(key, value))
+    }
+
+    fn delete(&mut self, key: &K) -> Result<Option<S>> {
+        let old = self.map.remove(key);
+        if old.is_some() || self.changelog.sink.is_some() {
+            self.changelog.log(key, None, None)?;
+        }
+        Ok(old)
+    }
+
+    fn restore<'a>(&mut self, records: impl IntoIterator<Item = &'a RawRecord>) -> Result<()> {
+        let topic = match &self.changelog.sink {
+            Some((t, _)) => t.to_string(),
+            None => format!("{}-changelog", self.name),
+        };
+        for (offset, record) in records.into_iter().enumerate() {
+            let offset = offset as i64;
+            let Some(key) = &record.key else {
+                return Err(StreamsError::InvalidArgument(format!(
+                    "changelog record at {topic} offset {offset} has no key; a changelog record always has one"
+                )));
+            };
+            let key = self.changelog.decode_key(&topic, offset, key)?;
+            match &record.value {
+                Some(bytes) => {
+                    let value = self.changelog.decode_value(&topic, offset, bytes)?;
+                    self.map
+                        .insert(key, (self.from_log)(value, record.timestamp));
+                }
+                None => {
+                    self.map.remove(&key);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+macro_rules! kv_store_common {
+    ($store:ident, $stored:ty, $kind:expr) => {
+        impl<K: Ord + Clone + 'static, V: Clone + 'static> $store<K, V> {
+            /// The store's name.
+            pub fn name(&self) -> &str {
+                &self.core.name
+            }
+
+            /// The value for `key`.
+            pub fn get(&self, key: &K) -> Option<&$stored> {
+                self.core.map.get(key)
+            }
+
+            /// Removes `key` and writes a tombstone to the changelog.
+            /// Returns the old value.
+            ///
+            /// # Errors
+            /// The changelog serde failed.
+            pub fn delete(&mut self, key: &K) -> Result<Option<$stored>> {
+                self.core.delete(key)
+            }
+
+            /// Every entry, in key order.
+            pub fn all(&self) -> impl DoubleEndedIterator<Item = (&K, &$stored)> {
+                self.core.map.iter()
+            }
+
+            /// The entries whose key is in `range` (for example `a..=c`, as
+            /// Kafka's inclusive `range(from, to)`), in key order; `.rev()`
+            /// gives Kafka's `reverseRange`.
+            pub fn range<R: RangeBounds<K>>(
+                &self,
+                range: R,
+            ) -> impl DoubleEndedIterator<Item = (&K, &$stored)> {
+                self.core.map.range(range)
+            }
+
+            /// How many entries there are (exact for in-memory stores).
+            pub fn approximate_num_entries(&self) -> u64 {
+                self.core.map.len() as u64
+            }
+
+            /// Whether the store is empty.
+            pub fn is_empty(&self) -> bool {
+                self.core.map.is_empty()
+            }
+
+            /// Replays changelog records (in offset order) into the store:
+            /// the last value per key wins and a tombstone deletes. Nothing
+            /// is written to the changelog.
+            ///
+            /// # Errors
+            /// A record without a key, or one the serdes cannot decode
+            /// (named by changelog topic and offset).
+            pub fn restore<'a>(
+                &mut self,
+                records: impl IntoIterator<Item = &'a RawRecord>,
+            ) -> Result<()> {
+                self.core.restore(records)
+            }
+
+            /// Whether the store writes a changelog.
+            pub fn logging_enabled(&self) -> bool {
+                self.core.changelog.enabled
+            }
+        }
+
+        impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for $store<K, V> {
+            fn name(&self) -> &str {
+                &self.core.name
+            }
+            fn kind(&self) -> StoreKind {
+                $kind
+            }
+            fn init(&mut self, context: &StoreContext) -> Result<()> {
+                let name = self.core.name.clone();
+                self.core.changelog.init(&name, context);
+                Ok(())
+            }
+            fn as_any(&self) -> &dyn Any {
+                self
+            }
+            fn as_any_mut(&mut self) -> &mut dyn Any {
+                self
+            }
+        }
+
+        impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for $store<K, V> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($store))
+                    .field("name", &self.core.name)
+                    .field("entries", &self.core.map)
+                    .finish()
+            }
+        }
+    };
+}
+
+/// An in-memory key-value store, Kafka's `KeyValueStore` with an
+/// in-memory supplier. Entries are ordered by key.
+pub struct KeyValueStore<K, V> {
+    core: KvCore<K, V, V>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStore<K, V> {
+    pub(crate) fn new(name: &str, changelog: Changelog<K, V>) -> Self {
+        KeyValueStore {
+            core: KvCore {
+                name: name.to_owned(),
+                map: BTreeMap::new(),
+                changelog,
+                to_log: |v| (v, None),
+                from_log: |v, _| v,
+            },
+        }
+    }
+
+    /// Sets `key` to `value` and writes it to the changelog at the current
+    /// record's timestamp. Returns the old value.
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put(&mut self, key: K, value: V) -> Result<Option<V>> {
+        self.core.put(key, value)
+    }
+
+    /// Sets `key` to `value` only if it has no value; returns the value it
+    /// already had, if any.
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put_if_absent(&mut self, key: K, value: V) -> Result<Option<V>> {
+        match self.core.map.get(&key) {
+            Some(v) => Ok(Some(v.clone())),
+            None => self.core.put(key, value).map(|_| None),
+        }
+    }
+
+    /// Puts every pair, in order.
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put_all(&mut self, entries: impl IntoIterator<Item = (K, V)>) -> Result<()> {
+        for (k, v) in entries {
+            self.core.put(k, v)?;
+        }
+        Ok(())
+    }
+}
+
+kv_store_common!(KeyValueStore, V, StoreKind::KeyValue);
+
+/// An in-memory key-value store whose values keep the timestamp of the
+/// record that wrote them, Kafka's `TimestampedKeyValueStore`. Its
+/// changelog records carry the value's own timestamp.
+pub struct TimestampedKeyValueStore<K, V> {
+    core: KvCore<K, ValueAndTimestamp<V>, V>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V> {
+    pub(crate) fn new(name: &str, changelog: Changelog<K, V>) -> Self {
+        TimestampedKeyValueStore {
+            core: KvCore {
+                name: name.to_owned(),
+                map: BTreeMap::new(),
+                changelog,
+                to_log: |vt| (&vt.value, Some(vt.timestamp)),
+                from_log: ValueAndTimestamp::new,
+            },
+        }
+    }
+
+    /// Sets `key` to `value` at `timestamp`. Returns the old value.
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put(
+        &mut self,
+        key: K,
+        value: V,
+        timestamp: i64,
+    ) -> Result<Option<ValueAndTimestamp<V>>> {
+        self.core.put(key, ValueAndTimestamp::new(value, timestamp))
+    }
+
+    /// Sets `key` only if it has no value; returns the value it already had.
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put_if_absent(
+        &mut self,
+        key: K,
+        value: V,
+        timestamp: i64,
+    ) -> Result<Option<ValueAndTimestamp<V>>> {
+        match self.core.map.get(&key) {
+            Some(v) => Ok(Some(v.clone())),
+            None => self
+                .core
+                .put(key, ValueAndTimestamp::new(value, timestamp))
+                .map(|_| None),
+        }
+    }
+}
+
+kv_store_common!(
+    TimestampedKeyValueStore,
+    ValueAndTimestamp<V>,
+    StoreKind::TimestampedKeyValue
+);

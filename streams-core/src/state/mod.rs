@@ -1,0 +1,363 @@
+//! State stores: where stateful processors keep what they remember.
+//!
+//! A store is built per task by a [`StoreBuilder`] (see [`Stores`]), added
+//! to a topology with [`Topology::add_state_store`](crate::Topology::add_state_store)
+//! and reached from a connected processor through its context. Stores hold
+//! typed keys and values in memory; a store whose logging is enabled (the
+//! default) also writes every change to its *changelog* topic,
+//! `<application.id>-<store>-changelog`, serialized once: a put writes the
+//! key and value, a delete writes a tombstone (the key with no value).
+//! Changelog topics are compacted topics, so the latest record per key is
+//! the store's content, and [`KeyValueStore::restore`] rebuilds a store
+//! from them.
+//!
+//! ```
+//! use streams_core::processor::{Processor, ProcessorContext};
+//! use streams_core::serde::{I64Serde, StringSerde};
+//! use streams_core::state::Stores;
+//! use streams_core::{Record, Result, Topology};
+//!
+//! /// Counts records per key in the store `counts`.
+//! struct Count;
+//! impl Processor<String, String, String, i64> for Count {
+//!     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<String, String>) -> Result<()> {
+//!         let Some(key) = r.key.clone() else { return Ok(()) };
+//!         let count = {
+//!             let mut store = ctx.key_value_store::<String, i64>("counts")?;
+//!             let count = store.get(&key).copied().unwrap_or(0) + 1;
+//!             store.put(key, count)?;
+//!             count
+//!         };
+//!         ctx.forward(r.with_value(Some(count)))
+//!     }
+//! }
+//!
+//! let mut topology = Topology::new();
+//! topology
+//!     .add_source::<String, String>("source", "words")?
+//!     .add_processor("count", || Count, &["source"])?
+//!     .add_state_store(Stores::key_value_store_builder("counts", StringSerde, I64Serde), &["count"])?
+//!     .add_sink::<String, i64>("sink", "counts-out", &["count"])?;
+//! assert_eq!(topology.store_names(), ["counts"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod key_value;
+
+pub use key_value::{KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::engine::ProducedRecord;
+use crate::error::{RecordPart, Result, StreamsError};
+use crate::record::Record;
+use crate::serde::{Serde, SerdeRef};
+
+/// The kinds of built-in store, as the driver's typed getters name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreKind {
+    /// [`KeyValueStore`].
+    KeyValue,
+    /// [`TimestampedKeyValueStore`].
+    TimestampedKeyValue,
+    /// A window store.
+    Window,
+    /// A session store.
+    Session,
+    /// A store of the user's own type.
+    Custom,
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StoreKind::KeyValue => "key-value store",
+            StoreKind::TimestampedKeyValue => "timestamped key-value store",
+            StoreKind::Window => "window store",
+            StoreKind::Session => "session store",
+            StoreKind::Custom => "custom store",
+        })
+    }
+}
+
+/// What a store is given when its task starts: where its changelog goes.
+#[derive(Clone)]
+pub struct StoreContext {
+    pub(crate) produced: Rc<RefCell<Vec<ProducedRecord>>>,
+    pub(crate) timestamp: Rc<Cell<i64>>,
+    pub(crate) application_id: String,
+}
+
+impl fmt::Debug for StoreContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreContext")
+            .field("application_id", &self.application_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoreContext {
+    /// The `application.id`.
+    pub fn application_id(&self) -> &str {
+        &self.application_id
+    }
+
+    /// The changelog topic of a store: `<application.id>-<store>-changelog`.
+    pub fn changelog_topic(&self, store: &str) -> String {
+        changelog_topic(&self.application_id, store)
+    }
+
+    /// The timestamp of the record being processed (or of the punctuation
+    /// running), which changelog records carry.
+    pub fn timestamp(&self) -> i64 {
+        self.timestamp.get()
+    }
+
+    /// Writes a changelog record.
+    pub fn log(&self, topic: &Arc<str>, record: Record<Vec<u8>, Vec<u8>>) {
+        self.produced.borrow_mut().push(ProducedRecord {
+            topic: topic.clone(),
+            record,
+        });
+    }
+}
+
+/// The changelog topic of `store` for `application_id`.
+pub fn changelog_topic(application_id: &str, store: &str) -> String {
+    format!("{application_id}-{store}-changelog")
+}
+
+/// A state store, as the engine sees it. The built-in stores implement it;
+/// implement it for a store of your own and reach it with
+/// [`ProcessorContext::state_store`](crate::processor::ProcessorContext::state_store).
+pub trait StateStore: Any {
+    /// The store's name.
+    fn name(&self) -> &str;
+
+    /// Which kind of store this is.
+    fn kind(&self) -> StoreKind {
+        StoreKind::Custom
+    }
+
+    /// Called once when the task starts, before any processor's `init`.
+    fn init(&mut self, context: &StoreContext) -> Result<()> {
+        let _ = context;
+        Ok(())
+    }
+
+    /// Called when the task closes.
+    fn close(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The store, to be downcast to its type.
+    fn as_any(&self) -> &dyn Any;
+
+    /// The store, to be downcast to its type.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// Builds a fresh store for each task, Kafka's `StoreBuilder`.
+pub trait StoreBuilder {
+    /// The name of the stores it builds.
+    fn name(&self) -> &str;
+
+    /// Whether the stores write a changelog.
+    fn logging_enabled(&self) -> bool;
+
+    /// Builds a store.
+    fn build(&self) -> Box<dyn StateStore>;
+}
+
+/// The changelog side of a store: its topic and serdes.
+pub(crate) struct Changelog<K, V> {
+    pub(crate) key_serde: SerdeRef<K>,
+    pub(crate) value_serde: SerdeRef<V>,
+    pub(crate) enabled: bool,
+    /// Set at `init`.
+    pub(crate) sink: Option<(Arc<str>, StoreContext)>,
+}
+
+impl<K, V> Clone for Changelog<K, V> {
+    fn clone(&self) -> Self {
+        Changelog {
+            key_serde: self.key_serde.clone(),
+            value_serde: self.value_serde.clone(),
+            enabled: self.enabled,
+            sink: None,
+        }
+    }
+}
+
+impl<K: 'static, V: 'static> Changelog<K, V> {
+    pub(crate) fn new(key_serde: SerdeRef<K>, value_serde: SerdeRef<V>) -> Self {
+        Changelog {
+            key_serde,
+            value_serde,
+            enabled: true,
+            sink: None,
+        }
+    }
+
+    pub(crate) fn init(&mut self, store: &str, context: &StoreContext) {
+        if self.enabled {
+            self.sink = Some((Arc::from(context.changelog_topic(store)), context.clone()));
+        }
+    }
+
+    pub(crate) fn key_bytes(&self, topic: &str, key: &K) -> Result<Vec<u8>> {
+        self.key_serde
+            .serialize(topic, key)
+            .map_err(|reason| StreamsError::Serialization {
+                topic: topic.to_owned(),
+                node: None,
+                part: RecordPart::Key,
+                reason,
+            })
+    }
+
+    /// Writes `key -> value` (a tombstone for `None`) at `timestamp`, or at
+    /// the current record's timestamp.
+    pub(crate) fn log(&self, key: &K, value: Option<&V>, timestamp: Option<i64>) -> Result<()> {
+        let Some((topic, ctx)) = &self.sink else {
+            return Ok(());
+        };
+        let key = self.key_bytes(topic, key)?;
+        let value = match value {
+            Some(v) => Some(self.value_serde.serialize(topic, v).map_err(|reason| {
+                StreamsError::Serialization {
+                    topic: topic.to_string(),
+                    node: None,
+                    part: RecordPart::Value,
+                    reason,
+                }
+            })?),
+            None => None,
+        };
+        let ts = timestamp.unwrap_or_else(|| ctx.timestamp());
+        ctx.log(topic, Record::new(Some(key), value, ts));
+        Ok(())
+    }
+
+    pub(crate) fn decode_key(&self, topic: &str, offset: i64, bytes: &[u8]) -> Result<K> {
+        self.key_serde
+            .deserialize(topic, bytes)
+            .map_err(|reason| StreamsError::Deserialization {
+                topic: topic.to_owned(),
+                partition: 0,
+                offset,
+                part: RecordPart::Key,
+                reason,
+            })
+    }
+
+    pub(crate) fn decode_value(&self, topic: &str, offset: i64, bytes: &[u8]) -> Result<V> {
+        self.value_serde
+            .deserialize(topic, bytes)
+            .map_err(|reason| StreamsError::Deserialization {
+                topic: topic.to_owned(),
+                partition: 0,
+                offset,
+                part: RecordPart::Value,
+                reason,
+            })
+    }
+}
+
+/// Builders of the built-in stores, Kafka's `Stores`.
+#[derive(Debug, Clone, Copy)]
+pub struct Stores;
+
+impl Stores {
+    /// A builder of in-memory [`KeyValueStore`]s named `name`, whose
+    /// changelog uses these serdes.
+    pub fn key_value_store_builder<K, V>(
+        name: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> KeyValueStoreBuilder<K, V>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        KeyValueStoreBuilder {
+            name: name.to_owned(),
+            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
+            timestamped: false,
+        }
+    }
+
+    /// A builder of in-memory [`TimestampedKeyValueStore`]s: each value is
+    /// kept with the timestamp of the record that wrote it.
+    pub fn timestamped_key_value_store_builder<K, V>(
+        name: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> KeyValueStoreBuilder<K, V>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        KeyValueStoreBuilder {
+            name: name.to_owned(),
+            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
+            timestamped: true,
+        }
+    }
+}
+
+/// Builds key-value stores; see [`Stores::key_value_store_builder`].
+pub struct KeyValueStoreBuilder<K, V> {
+    name: String,
+    changelog: Changelog<K, V>,
+    timestamped: bool,
+}
+
+impl<K, V> fmt::Debug for KeyValueStoreBuilder<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyValueStoreBuilder")
+            .field("name", &self.name)
+            .field("logging", &self.changelog.enabled)
+            .field("timestamped", &self.timestamped)
+            .finish()
+    }
+}
+
+impl<K, V> KeyValueStoreBuilder<K, V> {
+    /// Stores built will not write a changelog.
+    pub fn with_logging_disabled(mut self) -> Self {
+        self.changelog.enabled = false;
+        self
+    }
+
+    /// Stores built write a changelog (the default).
+    pub fn with_logging_enabled(mut self) -> Self {
+        self.changelog.enabled = true;
+        self
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for KeyValueStoreBuilder<K, V> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn logging_enabled(&self) -> bool {
+        self.changelog.enabled
+    }
+
+    fn build(&self) -> Box<dyn StateStore> {
+        if self.timestamped {
+            Box::new(TimestampedKeyValueStore::new(
+                &self.name,
+                self.changelog.clone(),
+            ))
+        } else {
+            Box::new(KeyValueStore::new(&self.name, self.changelog.clone()))
+        }
+    }
+}
