@@ -50,6 +50,10 @@ pub(crate) struct DriverState {
 }
 
 impl DriverState {
+    pub(crate) fn task(&self) -> &StreamTask {
+        &self.task
+    }
+
     /// The records written to `topic` and not yet read, if it was ever written.
     pub(crate) fn output_mut(&mut self, topic: &str) -> Option<&mut OutputQueue> {
         self.outputs

@@ -30,9 +30,11 @@
 mod driver;
 mod input_topic;
 mod output_topic;
+mod stores;
 mod test_record;
 
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
 pub use input_topic::TestInputTopic;
 pub use output_topic::TestOutputTopic;
+pub use stores::{KeyValueStoreView, TimestampedKeyValueStoreView};
 pub use test_record::{KeyValue, TestRecord};
