@@ -3,6 +3,7 @@
 //!
 //! - [`orders`]: JSON orders parsed, filtered, enriched, split by region
 //!   and routed to one topic per region.
+//! - [`word_count`]: Kafka's word count, a grouped count kept in a store.
 //!
 //! ```
 //! use streams_examples::orders;
@@ -13,3 +14,4 @@
 #![deny(missing_docs)]
 
 pub mod orders;
+pub mod word_count;

@@ -45,8 +45,9 @@ pub mod topology;
 
 pub use config::{DeserializationHandling, StreamsConfig};
 pub use dsl::{
-    Branched, BranchedKStream, Consumed, KStream, Produced, Repartitioned, StreamsBuilder,
+    Branched, BranchedKStream, Consumed, Grouped, KGroupedStream, KGroupedTable, KStream, KTable,
+    Materialized, Produced, Repartitioned, StreamsBuilder,
 };
 pub use error::{RecordPart, Result, SerdeError, StreamsError, TopologyError};
-pub use record::{ConsumerRecord, Header, Headers, RawRecord, Record, RecordMetadata};
+pub use record::{Change, ConsumerRecord, Header, Headers, RawRecord, Record, RecordMetadata};
 pub use topology::{TopicName, Topics, Topology};

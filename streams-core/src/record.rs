@@ -271,3 +271,21 @@ pub struct ConsumerRecord<K, V> {
 
 /// A record whose key and value are serialized bytes, as on a topic.
 pub type RawRecord = Record<Vec<u8>, Vec<u8>>;
+
+/// An update of a table row, as KTable processors forward it: the new
+/// value and, where a downstream operator needs it, the old one. A `None`
+/// new value deletes the row.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Change<V> {
+    /// The value after the update; `None` deletes.
+    pub new: Option<V>,
+    /// The value before the update, when known and needed.
+    pub old: Option<V>,
+}
+
+impl<V> Change<V> {
+    /// An update from `old` to `new`.
+    pub fn new(new: Option<V>, old: Option<V>) -> Self {
+        Change { new, old }
+    }
+}

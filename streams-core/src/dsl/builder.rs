@@ -4,7 +4,8 @@ use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
 
-use crate::dsl::{Consumed, KStream};
+use crate::dsl::ktable::source_table;
+use crate::dsl::{Consumed, KStream, KTable, Materialized};
 use crate::error::{Result, StreamsError};
 use crate::topology::{Topics, Topology};
 
@@ -75,6 +76,12 @@ impl StreamsBuilder {
         format!("{prefix}{n:010}")
     }
 
+    /// A new generated store name: `prefix`, `STATE-STORE-` and the next
+    /// counter value, as Kafka's `newStoreName`.
+    pub(crate) fn new_store_name(&self, prefix: &str) -> String {
+        self.new_name(&format!("{prefix}STATE-STORE-"))
+    }
+
     /// Runs `f` on the topology under construction, keeping the first error.
     pub(crate) fn with_topology<E: Into<StreamsError>>(
         &self,
@@ -113,6 +120,56 @@ impl StreamsBuilder {
             t.add_typed_source::<K, V>(&name, kind, ks, vs)
         });
         KStream::new(self.clone(), name, consumed.key_serde, consumed.value_serde)
+    }
+
+    /// A table of the records of `topic`: the latest value per key, where
+    /// a tombstone deletes, Kafka's `table`. It gets a store only when an
+    /// operator needs one; name one with [`StreamsBuilder::table_with`].
+    pub fn table<K: Ord + Clone + 'static, V: Clone + 'static>(&self, topic: &str) -> KTable<K, V> {
+        self.table_consumed(topic, Consumed::default(), Materialized::default())
+    }
+
+    /// A table of `topic` kept in the store `materialized` describes
+    /// (queryable through the driver by its name).
+    pub fn table_with<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        topic: &str,
+        materialized: Materialized<K, V>,
+    ) -> KTable<K, V> {
+        self.table_consumed(topic, Consumed::default(), materialized)
+    }
+
+    /// A table of `topic`, read as `consumed` says and kept as
+    /// `materialized` says.
+    pub fn table_consumed<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        topic: &str,
+        consumed: Consumed<K, V>,
+        materialized: Materialized<K, V>,
+    ) -> KTable<K, V> {
+        let queryable = materialized.name.is_some();
+        let store = match &materialized.name {
+            Some(n) => n.clone(),
+            None => self.new_store_name(&format!("{topic}-")),
+        };
+        let source_generated = self.new_name("KSTREAM-SOURCE-");
+        let table_generated = self.new_name("KTABLE-SOURCE-");
+        let (source, processor) = match &consumed.name {
+            Some(n) => (n.clone(), format!("{n}-table-source")),
+            None => (source_generated, table_generated),
+        };
+        let (ks, vs) = (consumed.key_serde.clone(), consumed.value_serde.clone());
+        let topics = Topics::from(topic);
+        self.with_topology(|t| {
+            let kind = Topology::source_kind(&source, topics)?;
+            t.add_typed_source::<K, V>(&source, kind, ks, vs)
+        });
+        let materialized = Materialized {
+            key_serde: materialized.key_serde.or(consumed.key_serde),
+            value_serde: materialized.value_serde.or(consumed.value_serde),
+            ..materialized
+        };
+        source_table(self, &source, processor, store, materialized, queryable)
     }
 
     /// The topology built so far.

@@ -10,7 +10,7 @@ use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
 use crate::processor::Processor;
 use crate::record::Record;
 use crate::serde::SerdeRef;
-use crate::topology::{NodeKind, SinkTopic, TopicExtractor, TopicName, Topology};
+use crate::topology::{SinkTopic, TopicExtractor, TopicName};
 
 /// A stream of records, Kafka's `KStream<K, V>`.
 ///
@@ -33,10 +33,13 @@ use crate::topology::{NodeKind, SinkTopic, TopicExtractor, TopicName, Topology};
 /// ```
 pub struct KStream<K, V> {
     builder: StreamsBuilder,
-    node: String,
+    pub(crate) node: String,
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,
     next_name: Option<String>,
+    /// Whether the key may have changed since the last repartition, so
+    /// that grouping needs a repartition topic (Kafka's `repartitionRequired`).
+    pub(crate) repartition_required: bool,
 }
 
 impl<K, V> Clone for KStream<K, V> {
@@ -47,6 +50,7 @@ impl<K, V> Clone for KStream<K, V> {
             key_serde: self.key_serde.clone(),
             value_serde: self.value_serde.clone(),
             next_name: self.next_name.clone(),
+            repartition_required: self.repartition_required,
         }
     }
 }
@@ -72,6 +76,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             key_serde,
             value_serde,
             next_name: None,
+            repartition_required: false,
         }
     }
 
@@ -224,14 +229,16 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     ) -> KStream<KR, VR> {
         let name = self.take_name("KSTREAM-MAP-");
         let mapper: KvFn<K, V, (KR, VR)> = Rc::new(mapper);
-        self.add_processor(
+        let mut out = self.add_processor(
             name,
             move || Map {
                 mapper: mapper.clone(),
             },
             None,
             None,
-        )
+        );
+        out.repartition_required = true;
+        out
     }
 
     /// Replaces each record by zero or more records, Kafka's `flatMap`.
@@ -243,14 +250,16 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let name = self.take_name("KSTREAM-FLATMAP-");
         let mapper: KvFn<K, V, Vec<(KR, VR)>> =
             Rc::new(move |k, v| mapper(k, v).into_iter().collect());
-        self.add_processor(
+        let mut out = self.add_processor(
             name,
             move || FlatMap {
                 mapper: mapper.clone(),
             },
             None,
             None,
-        )
+        );
+        out.repartition_required = true;
+        out
     }
 
     /// Gives each record a new key computed from key and value, Kafka's
@@ -261,14 +270,16 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     ) -> KStream<KR, V> {
         let name = self.take_name("KSTREAM-KEY-SELECT-");
         let selector: KvFn<K, V, KR> = Rc::new(selector);
-        self.add_processor(
+        let mut out = self.add_processor(
             name,
             move || SelectKey {
                 selector: selector.clone(),
             },
             None,
             self.value_serde.clone(),
-        )
+        );
+        out.repartition_required = true;
+        out
     }
 
     /// Calls `action` on each record and passes it on, Kafka's `peek`.
@@ -328,7 +339,9 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         P: Processor<K, V, KR, VR>,
     {
         let name = self.take_name_or_generate("KSTREAM-PROCESSOR-");
-        self.add_processor(name, supplier, None, None)
+        let mut out = self.add_processor(name, supplier, None, None);
+        out.repartition_required = true;
+        out
     }
 
     /// Writes the stream to `topic` with this stream's serdes (or the
@@ -389,57 +402,16 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// As [`KStream::repartition`], with serdes and the topic's name
     /// (`<application.id>-<name>-repartition`) from `repartitioned`.
     pub fn repartition_with(mut self, repartitioned: Repartitioned<K, V>) -> Self {
-        let generated = repartitioned.name.is_none();
+        // A given name takes no number here; the topic's nodes take three.
         let base = match repartitioned.name {
             Some(n) => n,
             None => self.take_name_or_generate("KSTREAM-REPARTITION-"),
         };
-        let topic = if base.ends_with("-repartition") {
-            base.clone()
-        } else {
-            format!("{base}-repartition")
-        };
-        // Kafka always takes these three numbers, named or not.
-        let gen_sink = self.builder.new_name("KSTREAM-SINK-");
-        let gen_filter = self.builder.new_name("KSTREAM-FILTER-");
-        let gen_source = self.builder.new_name("KSTREAM-SOURCE-");
-        let (sink, filter, source) = if generated {
-            (gen_sink, gen_filter, gen_source)
-        } else {
-            (
-                format!("{topic}-sink"),
-                format!("{topic}-filter"),
-                format!("{topic}-source"),
-            )
-        };
         let ks = repartitioned.key_serde.or(self.key_serde.clone());
         let vs = repartitioned.value_serde.or(self.value_serde.clone());
-        let parent = self.node.clone();
-        let (ks2, vs2) = (ks.clone(), vs.clone());
-        self.builder.with_topology(|t: &mut Topology| {
-            t.add_typed_processor::<K, V, K, V, PassThrough, _>(
-                &filter,
-                || PassThrough,
-                &[&parent],
-            )?;
-            t.add_typed_sink::<K, V>(
-                &sink,
-                SinkTopic::Fixed(TopicName::internal(topic.clone())),
-                ks2,
-                vs2,
-                &[&filter],
-            )?;
-            let kind = NodeKind::Source {
-                topics: vec![TopicName::internal(topic.clone())],
-                pattern: None,
-            };
-            t.add_typed_source::<K, V>(&source, kind, ks, vs)
-        });
-        KStream::new(
-            self.builder.clone(),
-            source,
-            self.key_serde.clone(),
-            self.value_serde.clone(),
-        )
+        let mut out = self.through_internal_topic(&base, ks, vs);
+        out.key_serde = self.key_serde.clone();
+        out.value_serde = self.value_serde.clone();
+        out
     }
 }

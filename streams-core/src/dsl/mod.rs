@@ -31,12 +31,17 @@
 //! ```
 
 mod builder;
+mod grouped;
 mod kstream;
+mod ktable;
 mod options;
 mod processors;
 mod split;
+mod table_processors;
 
 pub use builder::StreamsBuilder;
+pub use grouped::{KGroupedStream, KGroupedTable};
 pub use kstream::KStream;
-pub use options::{Branched, Consumed, Produced, Repartitioned};
+pub use ktable::KTable;
+pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartitioned};
 pub use split::BranchedKStream;

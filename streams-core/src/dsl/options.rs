@@ -105,6 +105,11 @@ serde_options!(
     Produced
 );
 serde_options!(
+    /// How a stream is grouped: serdes for the repartition topic and its
+    /// name (`<application.id>-<name>-repartition`), as Kafka's `Grouped`.
+    Grouped
+);
+serde_options!(
     /// How a stream is repartitioned: serdes and the name of the internal
     /// topic (`<application.id>-<name>-repartition`), as Kafka's `Repartitioned`.
     Repartitioned
@@ -173,5 +178,89 @@ impl<K: 'static, V: 'static> Branched<K, V> {
 impl<K: 'static, V: 'static> From<&str> for Branched<K, V> {
     fn from(name: &str) -> Self {
         Branched::as_(name)
+    }
+}
+
+/// How an operator's state store is made: its name (queryable through
+/// the driver), serdes and whether it writes a changelog, as Kafka's
+/// `Materialized`. Caching settings do not exist here: the driver
+/// forwards every update, as Kafka's does.
+pub struct Materialized<K, V> {
+    pub(crate) key_serde: Option<SerdeRef<K>>,
+    pub(crate) value_serde: Option<SerdeRef<V>>,
+    pub(crate) name: Option<String>,
+    pub(crate) logging: bool,
+}
+
+impl<K, V> Default for Materialized<K, V> {
+    fn default() -> Self {
+        Materialized {
+            key_serde: None,
+            value_serde: None,
+            name: None,
+            logging: true,
+        }
+    }
+}
+
+impl<K, V> Clone for Materialized<K, V> {
+    fn clone(&self) -> Self {
+        Materialized {
+            key_serde: self.key_serde.clone(),
+            value_serde: self.value_serde.clone(),
+            name: self.name.clone(),
+            logging: self.logging,
+        }
+    }
+}
+
+impl<K, V> fmt::Debug for Materialized<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Materialized")
+            .field("name", &self.name)
+            .field("logging", &self.logging)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: 'static, V: 'static> Materialized<K, V> {
+    /// A store with this name.
+    pub fn as_(name: impl Into<String>) -> Self {
+        Materialized {
+            name: Some(name.into()),
+            ..Materialized::default()
+        }
+    }
+
+    /// A store with a generated name and these serdes.
+    pub fn with(key_serde: impl Serde<K>, value_serde: impl Serde<V>) -> Self {
+        Materialized {
+            key_serde: Some(Arc::new(key_serde)),
+            value_serde: Some(Arc::new(value_serde)),
+            ..Materialized::default()
+        }
+    }
+
+    /// Sets the key serde.
+    pub fn with_key_serde(mut self, serde: impl Serde<K>) -> Self {
+        self.key_serde = Some(Arc::new(serde));
+        self
+    }
+
+    /// Sets the value serde.
+    pub fn with_value_serde(mut self, serde: impl Serde<V>) -> Self {
+        self.value_serde = Some(Arc::new(serde));
+        self
+    }
+
+    /// The store writes no changelog.
+    pub fn with_logging_disabled(mut self) -> Self {
+        self.logging = false;
+        self
+    }
+
+    /// The store's name, if given.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 }

@@ -362,7 +362,7 @@ impl StreamTask {
         };
         let mut stores = Vec::new();
         for def in topology.store_builders() {
-            let mut store = def.build();
+            let mut store = def.build(config)?;
             store.init(&store_context)?;
             stores.push(RefCell::new(store));
         }

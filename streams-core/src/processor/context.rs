@@ -183,6 +183,16 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         })
     }
 
+    /// Store access that does not depend on this context's types, for
+    /// DSL value getters.
+    #[allow(dead_code, reason = "the value getters of table joins use it")]
+    pub(crate) fn store_lookup(&self) -> StoreLookup<'a> {
+        StoreLookup {
+            task: self.task,
+            node: self.node,
+        }
+    }
+
     /// Counts one record this processor dropped on purpose in the task's
     /// `dropped_records` metric, so that a test can see it was not lost
     /// by accident.
@@ -243,5 +253,27 @@ impl<K: Clone + 'static, V: Clone + 'static> ProcessorContext<'_, K, V> {
                 children: self.children().into_iter().map(str::to_owned).collect(),
             }),
         }
+    }
+}
+
+/// Reaches the stores connected to one processor, whatever its types.
+#[derive(Clone, Copy)]
+pub(crate) struct StoreLookup<'a> {
+    task: &'a TaskState,
+    node: usize,
+}
+
+impl<'a> StoreLookup<'a> {
+    pub(crate) fn timestamped<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, TimestampedKeyValueStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "timestamped key-value store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
     }
 }

@@ -31,6 +31,7 @@
 
 mod context;
 
+pub(crate) use context::StoreLookup;
 pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};
 
 use crate::error::Result;

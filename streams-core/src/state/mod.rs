@@ -169,8 +169,12 @@ pub trait StoreBuilder {
     /// Whether the stores write a changelog.
     fn logging_enabled(&self) -> bool;
 
-    /// Builds a store.
-    fn build(&self) -> Box<dyn StateStore>;
+    /// Builds a store; serdes not given are resolved against `config`'s
+    /// defaults.
+    ///
+    /// # Errors
+    /// A serde is missing.
+    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>>;
 }
 
 /// The changelog side of a store: its topic and serdes.
@@ -350,14 +354,45 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for KeyValueStor
         self.changelog.enabled
     }
 
-    fn build(&self) -> Box<dyn StateStore> {
-        if self.timestamped {
+    fn build(&self, _config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
+        Ok(if self.timestamped {
             Box::new(TimestampedKeyValueStore::new(
                 &self.name,
                 self.changelog.clone(),
             ))
         } else {
             Box::new(KeyValueStore::new(&self.name, self.changelog.clone()))
-        }
+        })
+    }
+}
+
+/// The store of a DSL operator (a table, an aggregation): timestamped,
+/// serdes resolved when the task starts.
+pub(crate) struct DslKeyValueStoreBuilder<K, V> {
+    pub(crate) name: String,
+    pub(crate) key_serde: Option<SerdeRef<K>>,
+    pub(crate) value_serde: Option<SerdeRef<V>>,
+    pub(crate) logging: bool,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslKeyValueStoreBuilder<K, V> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn logging_enabled(&self) -> bool {
+        self.logging
+    }
+
+    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
+        let node = format!("store {}", self.name);
+        let mut changelog = Changelog::new(
+            crate::topology::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+        );
+        changelog.enabled = self.logging;
+        Ok(Box::new(TimestampedKeyValueStore::new(
+            &self.name, changelog,
+        )))
     }
 }

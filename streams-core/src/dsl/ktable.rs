@@ -1,0 +1,404 @@
+//! `KTable`: a changelog stream seen as a table, and its operators.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+
+use crate::dsl::table_processors::{TableFilter, TableMapValues, TableToStream, ValueGetter};
+use crate::dsl::{KStream, Materialized, StreamsBuilder};
+use crate::processor::Processor;
+use crate::record::Change;
+use crate::serde::SerdeRef;
+use crate::state::DslKeyValueStoreBuilder;
+
+/// What a downstream operator needs from a table it looks rows up in.
+pub(crate) type GetterSupplier<K, V> = Rc<dyn Fn() -> (Vec<String>, ValueGetter<K, V>)>;
+
+/// A table: the latest value per key of a changelog stream, Kafka's
+/// `KTable<K, V>`. A `None` value (a tombstone) deletes the row, and every
+/// operator passes the delete on.
+///
+/// Predicates and mappers see rows, never deletes, so they take `&K`
+/// and `&V`: a row a filter rejects is deleted downstream.
+///
+/// ```
+/// use streams_core::serde::StringSerde;
+/// use streams_core::{Materialized, StreamsBuilder};
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .table_with::<String, String>("users", Materialized::as_("users-store"))
+///     .filter(|_, country| country == "NL")
+///     .to_stream()
+///     .to("dutch-users");
+/// let topology = builder.build()?;
+/// assert_eq!(topology.store_names(), ["users-store"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct KTable<K, V> {
+    pub(crate) builder: StreamsBuilder,
+    pub(crate) node: String,
+    pub(crate) key_serde: Option<SerdeRef<K>>,
+    pub(crate) value_serde: Option<SerdeRef<V>>,
+    /// This table's own store, if it has one.
+    pub(crate) store: Option<String>,
+    /// This node forwards old values (set by downstream operators).
+    pub(crate) send_old: Rc<Cell<bool>>,
+    /// Makes this node and its upstream send old values.
+    pub(crate) enable_old: Rc<dyn Fn()>,
+    /// Reads a row by key, for joins and lookups.
+    pub(crate) getter: GetterSupplier<K, V>,
+    pub(crate) next_name: Option<String>,
+}
+
+impl<K, V> Clone for KTable<K, V> {
+    fn clone(&self) -> Self {
+        KTable {
+            builder: self.builder.clone(),
+            node: self.node.clone(),
+            key_serde: self.key_serde.clone(),
+            value_serde: self.value_serde.clone(),
+            store: self.store.clone(),
+            send_old: self.send_old.clone(),
+            enable_old: self.enable_old.clone(),
+            getter: self.getter.clone(),
+            next_name: self.next_name.clone(),
+        }
+    }
+}
+
+impl<K, V> fmt::Debug for KTable<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KTable")
+            .field("node", &self.node)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A getter that reads rows from a store.
+pub(crate) fn store_getter<K: Ord + Clone + 'static, V: Clone + 'static>(
+    store: String,
+) -> GetterSupplier<K, V> {
+    Rc::new(move || {
+        let name = store.clone();
+        let getter: ValueGetter<K, V> = Rc::new(move |lookup, key| {
+            let store = lookup.timestamped::<K, V>(&name)?;
+            Ok(store.get(key).map(|vt| (vt.value.clone(), vt.timestamp)))
+        });
+        (vec![store.clone()], getter)
+    })
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
+    /// The name of the node whose output this table is.
+    pub fn node_name(&self) -> &str {
+        &self.node
+    }
+
+    /// The name of the store holding this table's rows, if it has one.
+    pub fn store_name(&self) -> Option<&str> {
+        self.store.as_deref()
+    }
+
+    /// Names the node that the next operator on this table adds.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.next_name = Some(name.into());
+        self
+    }
+
+    fn take_name(&mut self, prefix: &str) -> String {
+        let generated = self.builder.new_name(prefix);
+        self.next_name.take().unwrap_or(generated)
+    }
+
+    /// Makes this table (and its upstream) forward old values, as Kafka's
+    /// `enableSendingOldValues`; a source table gets materialized for it.
+    pub(crate) fn enable_sending_old_values(&self) {
+        (self.enable_old)();
+    }
+
+    /// Adds a table operator below this table.
+    #[allow(clippy::too_many_arguments)]
+    fn add_table_op<VR: Clone + 'static, P, F>(
+        &self,
+        name: String,
+        make: F,
+        store: Option<(String, Materialized<K, VR>)>,
+        value_serde: Option<SerdeRef<VR>>,
+        getter: GetterSupplier<K, VR>,
+    ) -> KTable<K, VR>
+    where
+        P: Processor<K, Change<V>, K, Change<VR>>,
+        F: Fn(bool, Option<String>) -> P + 'static,
+    {
+        let send_old = Rc::new(Cell::new(false));
+        let store_name = store.as_ref().map(|(n, _)| n.clone());
+        let parent = self.node.clone();
+        let (flag, sname) = (send_old.clone(), store_name.clone());
+        let key_serde = self.key_serde.clone();
+        self.builder.with_topology(|t| {
+            t.add_typed_processor::<K, Change<V>, K, Change<VR>, P, _>(
+                &name,
+                move || make(flag.get(), sname.clone()),
+                &[&parent],
+            )?;
+            if let Some((store, m)) = store {
+                t.add_state_store(
+                    DslKeyValueStoreBuilder::<K, VR> {
+                        name: store,
+                        key_serde: m.key_serde.or(key_serde),
+                        value_serde: m.value_serde,
+                        logging: m.logging,
+                    },
+                    &[&name],
+                )?;
+            }
+            Ok::<_, crate::StreamsError>(())
+        });
+        let upstream = self.enable_old.clone();
+        let flag = send_old.clone();
+        let getter = match &store_name {
+            Some(s) => store_getter::<K, VR>(s.clone()),
+            None => getter,
+        };
+        KTable {
+            builder: self.builder.clone(),
+            node: name,
+            key_serde: self.key_serde.clone(),
+            value_serde,
+            store: store_name,
+            send_old,
+            enable_old: Rc::new(move || {
+                flag.set(true);
+                upstream();
+            }),
+            getter,
+            next_name: None,
+        }
+    }
+
+    fn store_for<VR: 'static>(
+        &self,
+        prefix: &str,
+        materialized: Option<Materialized<K, VR>>,
+    ) -> Option<(String, Materialized<K, VR>)> {
+        materialized.map(|m| {
+            let name = match &m.name {
+                Some(n) => n.clone(),
+                None => self.builder.new_store_name(prefix),
+            };
+            (name, m)
+        })
+    }
+
+    fn filter_impl(
+        mut self,
+        predicate: impl Fn(&K, &V) -> bool + 'static,
+        keep_when: bool,
+        materialized: Option<Materialized<K, V>>,
+    ) -> Self {
+        let store = self.store_for("KTABLE-FILTER-", materialized);
+        let name = self.take_name("KTABLE-FILTER-");
+        let predicate: Rc<dyn Fn(&K, &V) -> bool> = Rc::new(predicate);
+        let p = predicate.clone();
+        let parent_getter = self.getter.clone();
+        let getter: GetterSupplier<K, V> = Rc::new(move || {
+            let (stores, inner) = parent_getter();
+            let p = p.clone();
+            let g: ValueGetter<K, V> = Rc::new(move |lookup, key| {
+                Ok(inner(lookup, key)?.filter(|(v, _)| p(key, v) == keep_when))
+            });
+            (stores, g)
+        });
+        let vs = self.value_serde.clone();
+        self.add_table_op(
+            name,
+            move |send_old, store| TableFilter {
+                predicate: predicate.clone(),
+                keep_when,
+                send_old,
+                store,
+            },
+            store,
+            vs,
+            getter,
+        )
+    }
+
+    /// Keeps the rows for which `predicate` is true; the others are
+    /// deleted downstream, Kafka's `KTable.filter`.
+    pub fn filter(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
+        self.filter_impl(predicate, true, None)
+    }
+
+    /// As [`KTable::filter`], keeping the result in a store.
+    pub fn filter_with(
+        self,
+        predicate: impl Fn(&K, &V) -> bool + 'static,
+        materialized: Materialized<K, V>,
+    ) -> Self {
+        self.filter_impl(predicate, true, Some(materialized))
+    }
+
+    /// Keeps the rows for which `predicate` is false, Kafka's `filterNot`.
+    pub fn filter_not(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
+        self.filter_impl(predicate, false, None)
+    }
+
+    /// As [`KTable::filter_not`], keeping the result in a store.
+    pub fn filter_not_with(
+        self,
+        predicate: impl Fn(&K, &V) -> bool + 'static,
+        materialized: Materialized<K, V>,
+    ) -> Self {
+        self.filter_impl(predicate, false, Some(materialized))
+    }
+
+    fn map_values_impl<VR: Clone + 'static>(
+        mut self,
+        mapper: impl Fn(&K, &V) -> VR + 'static,
+        materialized: Option<Materialized<K, VR>>,
+    ) -> KTable<K, VR> {
+        let store = self.store_for("KTABLE-MAPVALUES-", materialized);
+        let name = self.take_name("KTABLE-MAPVALUES-");
+        let mapper: Rc<dyn Fn(&K, &V) -> VR> = Rc::new(mapper);
+        let m = mapper.clone();
+        let parent_getter = self.getter.clone();
+        let getter: GetterSupplier<K, VR> = Rc::new(move || {
+            let (stores, inner) = parent_getter();
+            let m = m.clone();
+            let g: ValueGetter<K, VR> =
+                Rc::new(move |lookup, key| Ok(inner(lookup, key)?.map(|(v, ts)| (m(key, &v), ts))));
+            (stores, g)
+        });
+        let vs = store.as_ref().and_then(|(_, m)| m.value_serde.clone());
+        self.add_table_op(
+            name,
+            move |send_old, store| TableMapValues {
+                mapper: mapper.clone(),
+                send_old,
+                store,
+            },
+            store,
+            vs,
+            getter,
+        )
+    }
+
+    /// Maps each row's value, Kafka's `KTable.mapValues`.
+    pub fn map_values<VR: Clone + 'static>(
+        self,
+        mapper: impl Fn(&K, &V) -> VR + 'static,
+    ) -> KTable<K, VR> {
+        self.map_values_impl(mapper, None)
+    }
+
+    /// As [`KTable::map_values`], keeping the result in a store.
+    pub fn map_values_with<VR: Clone + 'static>(
+        self,
+        mapper: impl Fn(&K, &V) -> VR + 'static,
+        materialized: Materialized<K, VR>,
+    ) -> KTable<K, VR> {
+        self.map_values_impl(mapper, Some(materialized))
+    }
+
+    /// The stream of this table's updates, Kafka's `toStream`: each
+    /// update's new value, and a tombstone for each delete.
+    pub fn to_stream(mut self) -> KStream<K, V> {
+        let name = self.take_name("KTABLE-TOSTREAM-");
+        let parent = self.node.clone();
+        self.builder.with_topology(|t| {
+            t.add_typed_processor::<K, Change<V>, K, V, TableToStream, _>(
+                &name,
+                || TableToStream,
+                &[&parent],
+            )
+        });
+        KStream::new(
+            self.builder.clone(),
+            name,
+            self.key_serde.clone(),
+            self.value_serde.clone(),
+        )
+    }
+}
+
+/// Builds the source table of `builder.table(..)`.
+pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
+    builder: &StreamsBuilder,
+    source: &str,
+    processor: String,
+    store: String,
+    materialized: Materialized<K, V>,
+    queryable: bool,
+) -> KTable<K, V> {
+    let send_old = Rc::new(Cell::new(false));
+    let store_slot: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+    let (flag, slot) = (send_old.clone(), store_slot.clone());
+    let parent = source.to_owned();
+    let pname = processor.clone();
+    builder.with_topology(|t| {
+        t.add_typed_processor::<K, V, K, Change<V>, _, _>(
+            &pname,
+            move || crate::dsl::table_processors::TableSource {
+                store: slot.borrow().clone(),
+                send_old: flag.get(),
+            },
+            &[&parent],
+        )
+    });
+    let materialize: Rc<dyn Fn()> = {
+        let (builder, slot, store, processor) = (
+            builder.clone(),
+            store_slot.clone(),
+            store.clone(),
+            processor.clone(),
+        );
+        let m = materialized.clone();
+        Rc::new(move || {
+            if slot.borrow().is_some() {
+                return;
+            }
+            *slot.borrow_mut() = Some(store.clone());
+            let m = m.clone();
+            builder.with_topology(|t| {
+                t.add_state_store(
+                    DslKeyValueStoreBuilder::<K, V> {
+                        name: store.clone(),
+                        key_serde: m.key_serde,
+                        value_serde: m.value_serde,
+                        logging: m.logging,
+                    },
+                    &[&processor],
+                )
+                .map(|_| ())
+            });
+        })
+    };
+    if queryable {
+        materialize();
+    }
+    let getter_store = store.clone();
+    let m2 = materialize.clone();
+    let getter: GetterSupplier<K, V> = Rc::new(move || {
+        m2();
+        store_getter::<K, V>(getter_store.clone())()
+    });
+    let flag = send_old.clone();
+    let m3 = materialize.clone();
+    KTable {
+        builder: builder.clone(),
+        node: processor,
+        key_serde: materialized.key_serde.clone(),
+        value_serde: materialized.value_serde.clone(),
+        store: if queryable { Some(store) } else { None },
+        send_old,
+        enable_old: Rc::new(move || {
+            flag.set(true);
+            m3();
+        }),
+        getter,
+        next_name: None,
+    }
+}

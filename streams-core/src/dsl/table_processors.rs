@@ -1,0 +1,306 @@
+//! The processors behind KTables and aggregations. They forward
+//! `Record<K, Change<V>>`: the new value of a row and, when a downstream
+//! operator asked for it, the old one (Kafka's `sendOldValues`). Caching
+//! is off, as in Kafka's test driver: every update is forwarded.
+
+use std::rc::Rc;
+
+use crate::error::Result;
+use crate::processor::{Processor, ProcessorContext};
+use crate::record::{Change, Record};
+
+/// A table's current value for a key, as a downstream operator (a join)
+/// reads it: from a store, or computed through filters and mappers from
+/// one.
+pub(crate) type ValueGetter<K, V> =
+    Rc<dyn Fn(&crate::processor::StoreLookup<'_>, &K) -> Result<Option<(V, i64)>>>;
+
+/// `builder.table(..)`: stores each row (if materialized) and forwards
+/// the change.
+pub(crate) struct TableSource {
+    pub(crate) store: Option<String>,
+    pub(crate) send_old: bool,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>> for TableSource {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, Change<V>>,
+        record: Record<K, V>,
+    ) -> Result<()> {
+        let Some(key) = &record.key else {
+            // Kafka skips null keys on tables, with a warning.
+            ctx.count_dropped_record();
+            return Ok(());
+        };
+        let old = match &self.store {
+            Some(store) => {
+                let mut store = ctx.timestamped_key_value_store::<K, V>(store)?;
+                let old = store.get(key).map(|vt| vt.value.clone());
+                match &record.value {
+                    Some(v) => store.put(key.clone(), v.clone(), record.timestamp)?,
+                    None => store.delete(key)?,
+                };
+                old
+            }
+            None => None,
+        };
+        let old = if self.send_old { old } else { None };
+        let new = record.value.clone();
+        ctx.forward(record.with_value(Some(Change::new(new, old))))
+    }
+}
+
+/// Writes a table operator's result to its own store, if it has one.
+fn store_result<K: Ord + Clone + 'static, V: Clone + 'static, KO, VO>(
+    ctx: &ProcessorContext<'_, KO, VO>,
+    store: &Option<String>,
+    key: &K,
+    value: &Option<V>,
+    timestamp: i64,
+) -> Result<()> {
+    if let Some(store) = store {
+        let mut store = ctx.timestamped_key_value_store::<K, V>(store)?;
+        match value {
+            Some(v) => store.put(key.clone(), v.clone(), timestamp)?,
+            None => store.delete(key)?,
+        };
+    }
+    Ok(())
+}
+
+/// `KTable::filter` / `filter_not`: a row that fails the predicate is
+/// deleted downstream.
+pub(crate) struct TableFilter<K, V> {
+    pub(crate) predicate: Rc<dyn Fn(&K, &V) -> bool>,
+    pub(crate) keep_when: bool,
+    pub(crate) send_old: bool,
+    pub(crate) store: Option<String>,
+}
+
+impl<K, V> TableFilter<K, V> {
+    fn compute(&self, key: &K, value: Option<&V>) -> bool {
+        value.is_some_and(|v| (self.predicate)(key, v) == self.keep_when)
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for TableFilter<K, V> {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, Change<V>>,
+        record: Record<K, Change<V>>,
+    ) -> Result<()> {
+        let (Some(key), Some(change)) = (&record.key, &record.value) else {
+            return Ok(());
+        };
+        let new = if self.compute(key, change.new.as_ref()) {
+            change.new.clone()
+        } else {
+            None
+        };
+        let old = if self.send_old && self.compute(key, change.old.as_ref()) {
+            change.old.clone()
+        } else {
+            None
+        };
+        if self.send_old && old.is_none() && new.is_none() {
+            // Nothing was there and nothing is: nothing to say.
+            return Ok(());
+        }
+        store_result(ctx, &self.store, key, &new, record.timestamp)?;
+        ctx.forward(record.with_value(Some(Change::new(new, old))))
+    }
+}
+
+/// `KTable::map_values`.
+pub(crate) struct TableMapValues<K, V, VR> {
+    pub(crate) mapper: Rc<dyn Fn(&K, &V) -> VR>,
+    pub(crate) send_old: bool,
+    pub(crate) store: Option<String>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VR: Clone + 'static>
+    Processor<K, Change<V>, K, Change<VR>> for TableMapValues<K, V, VR>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, Change<VR>>,
+        record: Record<K, Change<V>>,
+    ) -> Result<()> {
+        let (Some(key), Some(change)) = (&record.key, &record.value) else {
+            return Ok(());
+        };
+        let new = change.new.as_ref().map(|v| (self.mapper)(key, v));
+        let old = if self.send_old {
+            change.old.as_ref().map(|v| (self.mapper)(key, v))
+        } else {
+            None
+        };
+        store_result(ctx, &self.store, key, &new, record.timestamp)?;
+        ctx.forward(record.with_value(Some(Change::new(new, old))))
+    }
+}
+
+/// `KTable::to_stream`: the new value of each update (a tombstone for a delete).
+pub(crate) struct TableToStream;
+
+impl<K: Clone + 'static, V: Clone + 'static> Processor<K, Change<V>, K, V> for TableToStream {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, V>,
+        record: Record<K, Change<V>>,
+    ) -> Result<()> {
+        let new = record.value.as_ref().and_then(|c| c.new.clone());
+        ctx.forward(record.with_value(new))
+    }
+}
+
+/// `KGroupedStream::aggregate` (and `count`, `reduce`): one row per key.
+pub(crate) struct StreamAggregate<K, V, VA> {
+    pub(crate) store: String,
+    /// The first aggregate of a key, from its first value: the
+    /// initializer applied and then the aggregator (or, for `reduce`, the
+    /// value itself).
+    pub(crate) first: Rc<dyn Fn(&K, &V) -> VA>,
+    pub(crate) aggregator: Rc<dyn Fn(&K, &V, VA) -> VA>,
+    pub(crate) send_old: bool,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    Processor<K, V, K, Change<VA>> for StreamAggregate<K, V, VA>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, Change<VA>>,
+        record: Record<K, V>,
+    ) -> Result<()> {
+        let (Some(key), Some(value)) = (&record.key, &record.value) else {
+            // Kafka skips a null key or value here, with a warning.
+            ctx.count_dropped_record();
+            return Ok(());
+        };
+        let (new, old, timestamp) = {
+            let mut store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
+            let (new, old, timestamp) = match store.get(key) {
+                None => ((self.first)(key, value), None, record.timestamp),
+                Some(old) => (
+                    (self.aggregator)(key, value, old.value.clone()),
+                    Some(old.value.clone()),
+                    record.timestamp.max(old.timestamp),
+                ),
+            };
+            store.put(key.clone(), new.clone(), timestamp)?;
+            (new, old, timestamp)
+        };
+        let old = if self.send_old { old } else { None };
+        ctx.forward(
+            record
+                .with_value(Some(Change::new(Some(new), old)))
+                .with_timestamp(timestamp),
+        )
+    }
+}
+
+/// `KTable::group_by`: re-keys each update, sending the old row's
+/// removal and the new row's addition (one change when the key stays).
+pub(crate) struct TableRepartitionMap<K, V, KR, VR> {
+    pub(crate) selector: Rc<dyn Fn(&K, &V) -> (KR, VR)>,
+}
+
+impl<K: 'static, V: 'static, KR: Clone + PartialEq + 'static, VR: Clone + 'static>
+    Processor<K, Change<V>, KR, Change<VR>> for TableRepartitionMap<K, V, KR, VR>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, KR, Change<VR>>,
+        record: Record<K, Change<V>>,
+    ) -> Result<()> {
+        let (Some(key), Some(change)) = (&record.key, &record.value) else {
+            return Ok(());
+        };
+        let new = change.new.as_ref().map(|v| (self.selector)(key, v));
+        let old = change.old.as_ref().map(|v| (self.selector)(key, v));
+        let at = |k: KR, c: Change<VR>| Record {
+            key: Some(k),
+            value: Some(c),
+            timestamp: record.timestamp,
+            headers: record.headers.clone(),
+        };
+        match (old, new) {
+            (Some((ok, ov)), Some((nk, nv))) if ok == nk => {
+                ctx.forward(at(nk, Change::new(Some(nv), Some(ov))))
+            }
+            (old, new) => {
+                if let Some((ok, ov)) = old {
+                    ctx.forward(at(ok, Change::new(None, Some(ov))))?;
+                }
+                if let Some((nk, nv)) = new {
+                    ctx.forward(at(nk, Change::new(Some(nv), None)))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `KGroupedTable::aggregate` (and `count`, `reduce`): subtracts the old
+/// value, adds the new one.
+pub(crate) struct TableAggregate<K, V, VA> {
+    pub(crate) store: String,
+    /// The aggregate of a key that has none, from its first value: the
+    /// adder applied to the initializer (or, for `reduce`, the value).
+    pub(crate) first: Rc<dyn Fn(&K, &V) -> VA>,
+    pub(crate) adder: Rc<dyn Fn(&K, &V, VA) -> VA>,
+    pub(crate) subtractor: Rc<dyn Fn(&K, &V, VA) -> VA>,
+    pub(crate) send_old: bool,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    Processor<K, Change<V>, K, Change<VA>> for TableAggregate<K, V, VA>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, K, Change<VA>>,
+        record: Record<K, Change<V>>,
+    ) -> Result<()> {
+        let (Some(key), Some(change)) = (&record.key, &record.value) else {
+            ctx.count_dropped_record();
+            return Ok(());
+        };
+        let (new, old, timestamp) = {
+            let mut store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
+            let old = store.get(key).cloned();
+            let mut timestamp = record.timestamp;
+            let intermediate = match (&change.old, &old) {
+                (Some(ov), Some(agg)) => {
+                    timestamp = timestamp.max(agg.timestamp);
+                    Some((self.subtractor)(key, ov, agg.value.clone()))
+                }
+                _ => old.as_ref().map(|agg| agg.value.clone()),
+            };
+            let new = match &change.new {
+                Some(nv) => {
+                    if let Some(agg) = &old {
+                        timestamp = timestamp.max(agg.timestamp);
+                    }
+                    Some(match intermediate {
+                        Some(agg) => (self.adder)(key, nv, agg),
+                        None => (self.first)(key, nv),
+                    })
+                }
+                None => intermediate,
+            };
+            match &new {
+                Some(v) => store.put(key.clone(), v.clone(), timestamp)?,
+                None => store.delete(key)?,
+            };
+            (new, old.map(|o| o.value), timestamp)
+        };
+        let old = if self.send_old { old } else { None };
+        ctx.forward(
+            record
+                .with_value(Some(Change::new(new, old)))
+                .with_timestamp(timestamp),
+        )
+    }
+}
