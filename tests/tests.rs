@@ -13,5 +13,6 @@ mod dsl;
 mod errors;
 mod processor_api;
 mod properties;
+mod readme_example;
 mod support;
 mod topics;
