@@ -1,6 +1,6 @@
 // The test shown in README.md, verbatim (checked by `readme_block_is_this_file`).
-use streams_core::serde::StringSerde;
 use streams_core::StreamsBuilder;
+use streams_core::serde::StringSerde;
 use streams_test::{KeyValue, TopologyTestDriver};
 
 #[test]
@@ -17,7 +17,10 @@ fn shouts_long_words() -> Result<(), Box<dyn std::error::Error>> {
 
     words.pipe_key_values([("a", "hi"), ("b", "hello"), ("c", "world")]);
 
-    assert_eq!(shouts.read_key_values_to_list(), [KeyValue::pair("b", "HELLO"), KeyValue::pair("c", "WORLD")]);
+    assert_eq!(
+        shouts.read_key_values_to_list(),
+        [KeyValue::pair("b", "HELLO"), KeyValue::pair("c", "WORLD")]
+    );
     assert!(shouts.is_empty());
     Ok(())
 }
@@ -32,5 +35,9 @@ fn readme_block_is_this_file() {
         .split_once('\n')
         .map(|(_, rest)| rest)
         .and_then(|rest| rest.split("\n#[test]\nfn readme_block_is_this_file").next());
-    assert_eq!(block.map(|b| b.trim_end()), body.map(|b| b.trim_end()), "README.md's test and tests/readme_example.rs differ; keep them the same");
+    assert_eq!(
+        block.map(|b| b.trim_end()),
+        body.map(|b| b.trim_end()),
+        "README.md's test and tests/readme_example.rs differ; keep them the same"
+    );
 }

@@ -12,9 +12,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use streams_core::StreamsBuilder;
 use streams_core::dsl::{Materialized, Produced};
 use streams_core::serde::{I64Serde, StringSerde};
-use streams_core::StreamsBuilder;
 use streams_test::TopologyTestDriver;
 
 const WORDS_PER_LINE: usize = 10;
@@ -92,7 +92,9 @@ fn run_criterion(lines: &[String]) {
     let mut group = criterion.benchmark_group("word_count_1m_words");
     group.throughput(Throughput::Elements(WORDS as u64));
     group.bench_function("driver", |b| b.iter(|| through_driver(black_box(lines))));
-    group.bench_function("hand_written_hashmap", |b| b.iter(|| by_hand(black_box(lines))));
+    group.bench_function("hand_written_hashmap", |b| {
+        b.iter(|| by_hand(black_box(lines)))
+    });
     group.finish();
     criterion.final_summary();
 }
