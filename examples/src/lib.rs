@@ -1,9 +1,13 @@
 //! Example topologies, each a function shared by its runnable program
 //! (under `bin/`, run with `cargo run --example <name>`) and its tests.
 //!
+//! - [`customer_addresses`]: the latest address per customer as a table,
+//!   orders joined with it, and GDPR erasure by tombstone.
 //! - [`orders`]: JSON orders parsed, filtered, enriched, split by region
 //!   and routed to one topic per region.
 //! - [`word_count`]: Kafka's word count, a grouped count kept in a store.
+//! - [`windowed_count`]: page views per user in tumbling windows, suppressed
+//!   to one final count per window.
 //!
 //! ```
 //! use streams_examples::orders;
@@ -13,5 +17,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod customer_addresses;
 pub mod orders;
+pub mod windowed_count;
 pub mod word_count;

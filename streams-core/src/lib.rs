@@ -45,8 +45,12 @@ pub mod topology;
 
 pub use config::{DeserializationHandling, StreamsConfig};
 pub use dsl::{
-    Branched, BranchedKStream, Consumed, Grouped, KGroupedStream, KGroupedTable, KStream, KTable,
-    Materialized, Produced, Repartitioned, StreamsBuilder,
+    Branched, BranchedKStream, Consumed, GlobalKTable, Grouped, Joined, KGroupedStream,
+    KGroupedTable, KStream, KTable, Materialized, Produced, Repartitioned, StreamsBuilder,
+};
+pub use dsl::{
+    BufferConfig, SessionWindowedKStream, SessionWindows, SlidingWindows, Suppressed,
+    TimeWindowedKStream, TimeWindows, Window, Windowed, WindowedSerde,
 };
 pub use error::{RecordPart, Result, SerdeError, StreamsError, TopologyError};
 pub use record::{Change, ConsumerRecord, Header, Headers, RawRecord, Record, RecordMetadata};

@@ -91,6 +91,13 @@ fn best_of(runs: usize, f: impl Fn() -> usize) -> Duration {
 
 fn main() {
     let inputs = inputs();
+    if std::env::var_os("STREAMS_BENCH_PROFILE_DRIVER").is_some() {
+        // For profilers: the driver's side only, a few times.
+        for _ in 0..5 {
+            black_box(through_driver(&inputs));
+        }
+        return;
+    }
     assert_eq!(through_driver(&inputs), by_hand(&inputs));
 
     // STREAMS_BENCH_RATIO_ONLY=1 skips criterion's sampling and prints the ratio only.

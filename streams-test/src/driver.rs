@@ -30,6 +30,13 @@ pub(crate) struct OutputQueue {
     next_offset: i64,
 }
 
+impl OutputQueue {
+    /// The offset the next record written to the topic gets.
+    pub(crate) fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+}
+
 #[derive(Debug)]
 struct InputQueue {
     topic: Arc<str>,
@@ -47,6 +54,8 @@ pub(crate) struct DriverState {
     produced_buffer: Vec<streams_core::engine::ProducedRecord>,
     produced_topics: BTreeSet<String>,
     wall_clock: i64,
+    /// The next offset of each global topic piped to or written.
+    global_offsets: Vec<(Arc<str>, i64)>,
 }
 
 impl DriverState {
@@ -78,13 +87,41 @@ impl DriverState {
             .source_topics()
             .into_iter()
             .chain(self.task.source_patterns())
+            .chain(self.task.global_topics())
             .map(str::to_owned)
             .collect()
+    }
+
+    /// Processes a record of a global store's topic at once, as Kafka's
+    /// driver does: not queued, stream time untouched, no punctuation.
+    fn process_global(&mut self, topic: &str, record: RawRecord) -> Result<()> {
+        let offset = match self.global_offsets.iter_mut().find(|(t, _)| &**t == topic) {
+            Some((_, next)) => {
+                *next += 1;
+                *next - 1
+            }
+            None => {
+                self.global_offsets.push((Arc::from(topic), 1));
+                0
+            }
+        };
+        self.task.process_global(topic, offset, record)
     }
 
     /// Queues a record for an input topic and processes everything that
     /// can be processed.
     pub(crate) fn pipe(&mut self, topic: &str, record: RawRecord) -> Result<()> {
+        if self.task.reads_global(topic) {
+            if record.timestamp < 0 {
+                return Err(StreamsError::NegativeTimestamp {
+                    topic: topic.to_owned(),
+                    timestamp: record.timestamp,
+                });
+            }
+            let result = self.process_global(topic, record);
+            self.capture_outputs()?;
+            return result;
+        }
         if !self.task.reads(topic) {
             return Err(StreamsError::UnknownTopic {
                 topic: topic.to_owned(),
@@ -116,10 +153,12 @@ impl DriverState {
     }
 
     /// Moves what sinks produced to the output topics, and feeds records
-    /// written to topics the topology reads back into their queues.
-    fn capture_outputs(&mut self) {
+    /// written to topics the topology reads back into their queues (and
+    /// records written to a global store's topic into the store, at once).
+    fn capture_outputs(&mut self) -> Result<()> {
         let mut produced = std::mem::take(&mut self.produced_buffer);
         self.task.take_produced_into(&mut produced);
+        let mut first_error = None;
         for p in produced.drain(..) {
             let topic: &str = &p.topic;
             let index = match self.outputs.iter().position(|(t, _)| t == topic) {
@@ -134,7 +173,19 @@ impl DriverState {
             let queue = &mut self.outputs[index].1;
             let offset = queue.next_offset;
             queue.next_offset += 1;
-            if self.task.reads(topic) {
+            if self.task.reads_global(topic) {
+                let record = p.record.clone();
+                queue.records.push_back(OutputRecord {
+                    offset,
+                    record: p.record,
+                });
+                // Every output is captured; the first failure is reported.
+                if let Err(e) = self.process_global(topic, record)
+                    && first_error.is_none()
+                {
+                    first_error = Some(e);
+                }
+            } else if self.task.reads(topic) {
                 let record = p.record.clone();
                 queue.records.push_back(OutputRecord {
                     offset,
@@ -149,6 +200,7 @@ impl DriverState {
             }
         }
         self.produced_buffer = produced;
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Processes queued records until none is left: the one with the
@@ -156,7 +208,7 @@ impl DriverState {
     /// by stream-time punctuation and output capture, as Kafka's driver.
     /// Outputs produced before an error are kept.
     fn complete_all_processable_work(&mut self) -> Result<()> {
-        self.capture_outputs();
+        self.capture_outputs()?;
         loop {
             let next = self
                 .queues
@@ -173,8 +225,9 @@ impl DriverState {
                 .task
                 .process(&topic, offset, record)
                 .and_then(|()| self.task.maybe_punctuate_stream_time().map(|_| ()));
-            self.capture_outputs();
+            let captured = self.capture_outputs();
             result?;
+            captured?;
         }
     }
 
@@ -184,8 +237,9 @@ impl DriverState {
         })?;
         self.wall_clock = self.wall_clock.saturating_add(millis);
         let result = self.task.maybe_punctuate_wall_clock(self.wall_clock);
-        self.capture_outputs();
+        let captured = self.capture_outputs();
         result?;
+        captured?;
         self.complete_all_processable_work()
     }
 }
@@ -288,6 +342,7 @@ impl DriverBuilder {
                 produced_buffer: Vec::new(),
                 produced_topics: BTreeSet::new(),
                 wall_clock: self.start_ms,
+                global_offsets: Vec::new(),
             })),
             start_ms: self.start_ms,
         })

@@ -28,13 +28,22 @@
 #![deny(missing_docs)]
 
 mod driver;
+pub mod fluent;
 mod input_topic;
 mod output_topic;
+pub mod snapshot;
 mod stores;
 mod test_record;
 
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
+pub use fluent::{
+    IntoKeyValue, IntoTopology, RecordAssert, Snapshot, StoreAssert, TableAssert, TestInput,
+    TestOutput, TestTopology,
+};
 pub use input_topic::TestInputTopic;
 pub use output_topic::TestOutputTopic;
-pub use stores::{KeyValueStoreView, TimestampedKeyValueStoreView};
+pub use stores::{
+    KeyValueStoreView, SessionStoreView, TimestampedKeyValueStoreView, TimestampedWindowStoreView,
+    WindowStoreView,
+};
 pub use test_record::{KeyValue, TestRecord};

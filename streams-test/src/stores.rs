@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
+use streams_core::dsl::Windowed;
 use streams_core::state::{
-    KeyValueStore, StateStore, StoreKind, TimestampedKeyValueStore, ValueAndTimestamp,
+    KeyValueStore, SessionStore, StateStore, StoreKind, TimestampedKeyValueStore,
+    TimestampedWindowStore, ValueAndTimestamp, WindowStore,
 };
 use streams_core::{Result, StreamsError};
 
@@ -194,6 +196,359 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     }
 }
 
+/// Which window store type a [`WindowStoreView`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WindowFlavor {
+    Plain,
+    Timestamped,
+}
+
+/// A handle on a window store of a running driver, Kafka's
+/// `getWindowStore`: each call reads or writes the live store. It reads
+/// the stores of windowed aggregations too (which keep a timestamp with
+/// each value) and shows their values only, as Kafka's facade does.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::{TimeWindows, Window, Windowed};
+/// use streams_core::serde::StringSerde;
+/// use streams_core::{Materialized, StreamsBuilder};
+/// use streams_test::TopologyTestDriver;
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<String, String>("clicks")
+///     .group_by_key()
+///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?)
+///     .with_retention(Duration::from_millis(100)) // the default (size + grace) keeps one window
+///     .count_with(Materialized::as_("counts"));
+/// let driver = TopologyTestDriver::new(builder.build()?)?;
+/// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+/// clicks.pipe_key_value_at("alice", "home", 3);
+/// clicks.pipe_key_value_at("alice", "cart", 12);
+/// let store = driver.window_store::<String, i64>("counts")?;
+/// assert_eq!(store.fetch(&"alice".to_string(), 0..=10), [(0, 1), (10, 1)]);
+/// assert_eq!(store.all()[1], (Windowed::new("alice".to_string(), Window::new(10, 20)), 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct WindowStoreView<'d, K, V> {
+    driver: &'d TopologyTestDriver,
+    name: String,
+    flavor: WindowFlavor,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
+    fn with<R>(
+        &self,
+        plain: impl FnOnce(&mut WindowStore<K, V>) -> Result<R>,
+        timestamped: impl FnOnce(&mut TimestampedWindowStore<K, V>) -> Result<R>,
+    ) -> Result<R> {
+        self.driver.with_state(|s| match self.flavor {
+            WindowFlavor::Plain => plain(&mut *s.task().store::<WindowStore<K, V>>(&self.name)?),
+            WindowFlavor::Timestamped => {
+                timestamped(&mut *s.task().store::<TimestampedWindowStore<K, V>>(&self.name)?)
+            }
+        })
+    }
+
+    #[track_caller]
+    fn read<R>(
+        &self,
+        plain: impl FnOnce(&WindowStore<K, V>) -> R,
+        timestamped: impl FnOnce(&TimestampedWindowStore<K, V>) -> R,
+    ) -> R {
+        match self.with(|s| Ok(plain(s)), |s| Ok(timestamped(s))) {
+            Ok(r) => r,
+            Err(e) => panic!("reading store `{}` failed: {e}", self.name),
+        }
+    }
+
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The value of `key` in the window starting at `window_start`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn get(&self, key: &K, window_start: i64) -> Option<V> {
+        self.read(
+            |s| s.get(key, window_start).cloned(),
+            |s| s.get(key, window_start).map(|vt| vt.value.clone()),
+        )
+    }
+
+    /// The values of `key` in the windows starting in `range` (for example
+    /// `from..=to`, as Kafka's `fetch(key, from, to)`), by window start.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn fetch<R: RangeBounds<i64> + Clone + 'static>(&self, key: &K, range: R) -> Vec<(i64, V)> {
+        let r = range.clone();
+        self.read(
+            |s| s.fetch(key, range).map(|(t, v)| (t, v.clone())).collect(),
+            |s| s.fetch(key, r).map(|(t, v)| (t, v.value.clone())).collect(),
+        )
+    }
+
+    /// As [`WindowStoreView::fetch`], latest window first, Kafka's `backwardFetch`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn backward_fetch<R: RangeBounds<i64> + Clone + 'static>(
+        &self,
+        key: &K,
+        range: R,
+    ) -> Vec<(i64, V)> {
+        let mut all = self.fetch(key, range);
+        all.reverse();
+        all
+    }
+
+    /// Every key's values in the windows starting in `range`, by window
+    /// start then key, Kafka's `fetchAll(from, to)`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn fetch_all<R: RangeBounds<i64> + Clone + 'static>(
+        &self,
+        range: R,
+    ) -> Vec<(Windowed<K>, V)> {
+        let r = range.clone();
+        self.read(
+            |s| s.fetch_all(range).map(|(w, v)| (w, v.clone())).collect(),
+            |s| s.fetch_all(r).map(|(w, v)| (w, v.value.clone())).collect(),
+        )
+    }
+
+    /// Every live entry, by window start then key.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn all(&self) -> Vec<(Windowed<K>, V)> {
+        self.fetch_all(..)
+    }
+
+    /// How many live entries there are.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn approximate_num_entries(&self) -> u64 {
+        self.read(
+            |s| s.approximate_num_entries(),
+            |s| s.approximate_num_entries(),
+        )
+    }
+
+    /// Puts a value, as a test setting up state would (the changelog gets
+    /// it). In the store of a windowed aggregation the value's timestamp is
+    /// unknown (`-1`), as with Kafka's facade.
+    ///
+    /// # Errors
+    /// The changelog serde failed, or the driver was closed.
+    pub fn put(&self, key: K, value: V, window_start: i64) -> Result<()> {
+        let (k, v) = (key.clone(), value.clone());
+        self.with(
+            |s| s.put(key, value, window_start),
+            |s| s.put(k, v, -1, window_start),
+        )
+    }
+}
+
+/// A handle on the timestamped window store of a running driver (the
+/// store of a windowed aggregation), Kafka's `getTimestampedWindowStore`:
+/// values with the timestamp of the latest record in their window.
+#[derive(Debug)]
+pub struct TimestampedWindowStoreView<'d, K, V> {
+    driver: &'d TopologyTestDriver,
+    name: String,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_, K, V> {
+    #[track_caller]
+    fn read<R>(&self, f: impl FnOnce(&TimestampedWindowStore<K, V>) -> R) -> R {
+        let result = self.driver.with_state(|s| {
+            Ok(f(&*s
+                .task()
+                .store::<TimestampedWindowStore<K, V>>(&self.name)?))
+        });
+        match result {
+            Ok(r) => r,
+            Err(e) => panic!("reading store `{}` failed: {e}", self.name),
+        }
+    }
+
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The value and timestamp of `key` in the window at `window_start`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn get(&self, key: &K, window_start: i64) -> Option<ValueAndTimestamp<V>> {
+        self.read(|s| s.get(key, window_start).cloned())
+    }
+
+    /// The values of `key` in the windows starting in `range`, by start.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn fetch<R: RangeBounds<i64> + 'static>(
+        &self,
+        key: &K,
+        range: R,
+    ) -> Vec<(i64, ValueAndTimestamp<V>)> {
+        self.read(|s| s.fetch(key, range).map(|(t, v)| (t, v.clone())).collect())
+    }
+
+    /// Every live entry, by window start then key.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn all(&self) -> Vec<(Windowed<K>, ValueAndTimestamp<V>)> {
+        self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
+    }
+}
+
+/// A handle on a session store of a running driver, Kafka's
+/// `getSessionStore`.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::{SessionWindows, Window};
+/// use streams_core::serde::StringSerde;
+/// use streams_core::{Materialized, StreamsBuilder};
+/// use streams_test::TopologyTestDriver;
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<String, String>("clicks")
+///     .group_by_key()
+///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(5))?)
+///     .count_with(Materialized::as_("sessions"));
+/// let driver = TopologyTestDriver::new(builder.build()?)?;
+/// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+/// clicks.pipe_key_value_at("alice", "home", 0);
+/// clicks.pipe_key_value_at("alice", "cart", 4);
+/// let store = driver.session_store::<String, i64>("sessions")?;
+/// let sessions = store.fetch(&"alice".to_string());
+/// assert_eq!(sessions.len(), 1);
+/// assert_eq!((sessions[0].0.window, sessions[0].1), (Window::new(0, 4), 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct SessionStoreView<'d, K, V> {
+    driver: &'d TopologyTestDriver,
+    name: String,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
+    fn with<R>(&self, f: impl FnOnce(&mut SessionStore<K, V>) -> Result<R>) -> Result<R> {
+        self.driver
+            .with_state(|s| f(&mut *s.task().store::<SessionStore<K, V>>(&self.name)?))
+    }
+
+    #[track_caller]
+    fn read<R>(&self, f: impl FnOnce(&SessionStore<K, V>) -> R) -> R {
+        match self.with(|s| Ok(f(s))) {
+            Ok(r) => r,
+            Err(e) => panic!("reading store `{}` failed: {e}", self.name),
+        }
+    }
+
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Every live session of `key`, Kafka's `fetch(key)`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn fetch(&self, key: &K) -> Vec<(Windowed<K>, V)> {
+        self.read(|s| s.fetch(key).map(|(w, v)| (w, v.clone())).collect())
+    }
+
+    /// The sessions of `key` that end at or after `earliest_session_end`
+    /// and start at or before `latest_session_start`, Kafka's `findSessions`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn find_sessions(
+        &self,
+        key: &K,
+        earliest_session_end: i64,
+        latest_session_start: i64,
+    ) -> Vec<(Windowed<K>, V)> {
+        self.read(|s| {
+            s.find_sessions(key, earliest_session_end, latest_session_start)
+                .map(|(w, v)| (w, v.clone()))
+                .collect()
+        })
+    }
+
+    /// The value of exactly this session, Kafka's `fetchSession`.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn fetch_session(&self, key: &K, start: i64, end: i64) -> Option<V> {
+        self.read(|s| s.fetch_session(key, start, end).cloned())
+    }
+
+    /// Every live session, by end then key.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn all(&self) -> Vec<(Windowed<K>, V)> {
+        self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
+    }
+
+    /// How many live sessions there are.
+    ///
+    /// # Panics
+    /// If the driver was closed.
+    #[track_caller]
+    pub fn approximate_num_entries(&self) -> u64 {
+        self.read(|s| s.approximate_num_entries())
+    }
+
+    /// Puts a session's value (the changelog gets it).
+    ///
+    /// # Errors
+    /// The changelog serde failed, or the driver was closed.
+    pub fn put(&self, session: Windowed<K>, value: V) -> Result<()> {
+        self.with(|s| s.put(session, value))
+    }
+
+    /// Removes a session (the changelog gets a tombstone).
+    ///
+    /// # Errors
+    /// The changelog serde failed, or the driver was closed.
+    pub fn remove(&self, session: &Windowed<K>) -> Result<()> {
+        self.with(|s| s.remove(session))
+    }
+}
+
 impl TopologyTestDriver {
     fn check_store<S: StateStore>(&self, name: &str, kind: StoreKind, what: &str) -> Result<()> {
         self.with_state(|s| {
@@ -241,6 +596,72 @@ impl TopologyTestDriver {
             "timestamped key-value store",
         )?;
         Ok(TimestampedKeyValueStoreView {
+            driver: self,
+            name: name.to_owned(),
+            _types: PhantomData,
+        })
+    }
+
+    /// The window store `name`, typed: a store of
+    /// [`Stores::window_store_builder`](streams_core::state::Stores::window_store_builder)
+    /// or of a windowed aggregation (whose values are shown without their
+    /// timestamps).
+    ///
+    /// # Errors
+    /// No such store (the error lists the stores that exist), or the store
+    /// is of another kind or other types (the error names its kind).
+    pub fn window_store<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<WindowStoreView<'_, K, V>> {
+        let what = "window store";
+        let flavor = match self.check_store::<WindowStore<K, V>>(name, StoreKind::Window, what) {
+            Ok(()) => WindowFlavor::Plain,
+            Err(StreamsError::WrongStoreType { .. }) => {
+                self.check_store::<TimestampedWindowStore<K, V>>(name, StoreKind::Window, what)?;
+                WindowFlavor::Timestamped
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(WindowStoreView {
+            driver: self,
+            name: name.to_owned(),
+            flavor,
+            _types: PhantomData,
+        })
+    }
+
+    /// The timestamped window store `name` (the store of a windowed
+    /// aggregation), typed.
+    ///
+    /// # Errors
+    /// As [`TopologyTestDriver::window_store`].
+    pub fn timestamped_window_store<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<TimestampedWindowStoreView<'_, K, V>> {
+        self.check_store::<TimestampedWindowStore<K, V>>(
+            name,
+            StoreKind::Window,
+            "timestamped window store",
+        )?;
+        Ok(TimestampedWindowStoreView {
+            driver: self,
+            name: name.to_owned(),
+            _types: PhantomData,
+        })
+    }
+
+    /// The session store `name`, typed.
+    ///
+    /// # Errors
+    /// As [`TopologyTestDriver::window_store`].
+    pub fn session_store<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<SessionStoreView<'_, K, V>> {
+        self.check_store::<SessionStore<K, V>>(name, StoreKind::Session, "session store")?;
+        Ok(SessionStoreView {
             driver: self,
             name: name.to_owned(),
             _types: PhantomData,

@@ -1,11 +1,13 @@
 //! `StreamsBuilder`: the entry point of the DSL.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
+use crate::dsl::global::global_table;
 use crate::dsl::ktable::source_table;
-use crate::dsl::{Consumed, KStream, KTable, Materialized};
+use crate::dsl::{Consumed, GlobalKTable, KStream, KTable, Materialized};
 use crate::error::{Result, StreamsError};
 use crate::topology::{Topics, Topology};
 
@@ -13,6 +15,10 @@ pub(crate) struct BuilderInner {
     pub(crate) topology: Topology,
     counter: u64,
     error: Option<StreamsError>,
+    /// Stream node -> the source of the repartition topic its latest
+    /// stream-table join went through (Kafka keeps it on the `KStream` as
+    /// `repartitionNode`, so that joining a re-keyed stream twice reuses it).
+    join_repartitions: HashMap<String, String>,
 }
 
 /// Builds a [`Topology`] with the DSL, Kafka's `StreamsBuilder`.
@@ -64,6 +70,7 @@ impl StreamsBuilder {
                 topology: Topology::new(),
                 counter: 0,
                 error: None,
+                join_repartitions: HashMap::new(),
             })),
         }
     }
@@ -80,6 +87,19 @@ impl StreamsBuilder {
     /// counter value, as Kafka's `newStoreName`.
     pub(crate) fn new_store_name(&self, prefix: &str) -> String {
         self.new_name(&format!("{prefix}STATE-STORE-"))
+    }
+
+    /// The repartition source the last join of stream `node` went through.
+    pub(crate) fn join_repartition(&self, node: &str) -> Option<String> {
+        self.inner.borrow().join_repartitions.get(node).cloned()
+    }
+
+    /// Remembers the repartition source a join of stream `node` went through.
+    pub(crate) fn set_join_repartition(&self, node: &str, source: &str) {
+        self.inner
+            .borrow_mut()
+            .join_repartitions
+            .insert(node.to_owned(), source.to_owned());
     }
 
     /// Runs `f` on the topology under construction, keeping the first error.
@@ -170,6 +190,45 @@ impl StreamsBuilder {
             ..materialized
         };
         source_table(self, &source, processor, store, materialized, queryable)
+    }
+
+    /// A global table of `topic`, Kafka's `globalTable`: every record of
+    /// the topic goes into a store that every processor can read, at
+    /// once, whatever the stream time (see [`GlobalKTable`]). The store is
+    /// named `<topic>-STATE-STORE-<n>`.
+    pub fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        topic: &str,
+    ) -> GlobalKTable<K, V> {
+        self.global_table_consumed(topic, Consumed::default(), Materialized::default())
+    }
+
+    /// A global table of `topic` kept in the store `materialized`
+    /// describes (queryable through the driver by its name). Logging is
+    /// always disabled: the topic is the store's changelog.
+    pub fn global_table_with<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        topic: &str,
+        materialized: Materialized<K, V>,
+    ) -> GlobalKTable<K, V> {
+        let consumed = Consumed {
+            key_serde: materialized.key_serde.clone(),
+            value_serde: materialized.value_serde.clone(),
+            name: None,
+        };
+        self.global_table_consumed(topic, consumed, materialized)
+    }
+
+    /// A global table of `topic`, read as `consumed` says (whose serdes
+    /// the store uses too) and kept as `materialized` says. A name in
+    /// `consumed` names the processor, and the source `<name>-table-source`.
+    pub fn global_table_consumed<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        topic: &str,
+        consumed: Consumed<K, V>,
+        materialized: Materialized<K, V>,
+    ) -> GlobalKTable<K, V> {
+        global_table(self, topic, consumed, materialized)
     }
 
     /// The topology built so far.

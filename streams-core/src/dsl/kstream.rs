@@ -8,9 +8,8 @@ use crate::dsl::processors::{
 };
 use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
 use crate::processor::Processor;
-use crate::record::Record;
 use crate::serde::SerdeRef;
-use crate::topology::{SinkTopic, TopicExtractor, TopicName};
+use crate::topology::{SinkTopic, TopicName, TopicNameExtractor, extractor_parts};
 
 /// A stream of records, Kafka's `KStream<K, V>`.
 ///
@@ -365,14 +364,14 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Writes each record to the topic `extractor` names for it, Kafka's
     /// `to(TopicNameExtractor)`.
-    pub fn to_dynamic(self, extractor: impl Fn(&Record<K, V>) -> String + 'static) {
+    pub fn to_dynamic(self, extractor: impl TopicNameExtractor<K, V>) {
         self.to_dynamic_with(extractor, Produced::default());
     }
 
     /// As [`KStream::to_dynamic`], with serdes and name from `produced`.
     pub fn to_dynamic_with(
         mut self,
-        extractor: impl Fn(&Record<K, V>) -> String + 'static,
+        extractor: impl TopicNameExtractor<K, V>,
         produced: Produced<K, V>,
     ) {
         let generated = self.take_name("KSTREAM-SINK-");
@@ -380,8 +379,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let ks = produced.key_serde.or(self.key_serde.clone());
         let vs = produced.value_serde.or(self.value_serde.clone());
         let parent = self.node.clone();
-        let shown = std::any::type_name_of_val(&extractor).to_owned();
-        let extractor: TopicExtractor<K, V> = Rc::new(extractor);
+        let (extractor, shown) = extractor_parts(extractor);
         self.builder.with_topology(|t| {
             t.add_typed_sink::<K, V>(
                 &name,

@@ -18,6 +18,28 @@
 //! This is the one place where we differ from Kafka, whose closures receive
 //! `null`; use [`KStream::process`] to see tombstones yourself.
 //!
+//! # Joins
+//! With Kafka's semantics and node names (caching off: every update is
+//! forwarded):
+//! - [`KStream::join`] / [`KStream::left_join`] with a [`KTable`]
+//!   (`KSTREAM-JOIN-`/`KSTREAM-LEFTJOIN-`): each stream record looks its
+//!   key up in the table's store; table updates only change the table. A
+//!   record without a value is dropped and counted, as is one without a
+//!   key in an inner join; a left join joins a record without a key (or
+//!   without a row) with `None`. Options: [`Joined`].
+//! - [`KTable::join`], [`KTable::left_join`], [`KTable::outer_join`]
+//!   (`KTABLE-JOINTHIS-`, `KTABLE-JOINOTHER-`, `KTABLE-MERGE-`): an update
+//!   of either side is joined with the other's current row, at the later
+//!   of both timestamps. Tombstones as in Kafka: an inner join whenever a
+//!   row is deleted while the other side has one, a left join when a left
+//!   row is deleted, an outer join when the last of both rows goes.
+//! - [`KStream::join_global`] / [`KStream::left_join_global`] with a
+//!   [`GlobalKTable`] (made by [`StreamsBuilder::global_table`]): the key
+//!   is computed from each record, so no repartition is needed.
+//!
+//! Joiners see values: `Fn(&V, &VO)` for inner joins, `Fn(&V, Option<&VO>)`
+//! for left joins, `Fn(Option<&V>, Option<&VO>)` for outer joins.
+//!
 //! ```
 //! use streams_core::StreamsBuilder;
 //!
@@ -31,17 +53,31 @@
 //! ```
 
 mod builder;
+mod global;
 mod grouped;
+mod join;
+mod join_processors;
 mod kstream;
 mod ktable;
 mod options;
 mod processors;
 mod split;
+mod suppress;
 mod table_processors;
+mod window_processors;
+pub(crate) mod windowed;
+mod windowed_stream;
+pub(crate) mod windows;
 
 pub use builder::StreamsBuilder;
+pub use global::GlobalKTable;
 pub use grouped::{KGroupedStream, KGroupedTable};
+pub use join::Joined;
 pub use kstream::KStream;
 pub use ktable::KTable;
 pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartitioned};
 pub use split::BranchedKStream;
+pub use suppress::{BufferConfig, EagerBufferConfig, StrictBufferConfig, Suppressed};
+pub use windowed::{Window, Windowed, WindowedSerde};
+pub use windowed_stream::{SessionWindowedKStream, TimeWindowedKStream, WindowedBy};
+pub use windows::{SessionWindows, SlidingWindows, TimeWindows};

@@ -24,8 +24,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod global;
 mod nodes;
 
+pub(crate) use global::GlobalSourceNode;
 pub(crate) use nodes::{ErasedNode, ProcessorNode, SinkNode, SinkTarget, SourceNode};
 
 use std::any::Any;
@@ -83,6 +85,8 @@ pub(crate) struct TaskState {
     stores: Vec<RefCell<Box<dyn StateStore>>>,
     /// Store indexes each node is connected to.
     node_stores: Vec<Vec<usize>>,
+    /// Stores from this index on are global: every node may read them.
+    global_stores_from: usize,
     /// The timestamp of the record a node is processing (or of the
     /// punctuation running): what changelog records carry.
     record_timestamp: Rc<Cell<i64>>,
@@ -202,6 +206,7 @@ impl TaskState {
     ) -> Result<RefMut<'_, S>> {
         let index = self.store_index(name)?;
         if let Some(node) = node
+            && index < self.global_stores_from
             && !self.node_stores[node].contains(&index)
         {
             return Err(StreamsError::StoreNotConnected {
@@ -302,6 +307,8 @@ pub struct StreamTask {
     patterns: Vec<(regex::Regex, String, usize)>,
     /// Sink topics (full names) that are not computed per record.
     sink_topics: Vec<String>,
+    /// Global topic -> the source node of its global store.
+    globals: Vec<(Arc<str>, usize)>,
     closed: bool,
 }
 
@@ -353,6 +360,28 @@ impl StreamTask {
                 _ => {}
             }
         }
+        // Global stores: their source and processor follow the topology's
+        // nodes; the processor is connected to its store.
+        let mut globals = Vec::new();
+        let mut global_nodes = Vec::new();
+        for (def, runtime) in topology.global_store_parts() {
+            let (source, processor) = (nodes.len(), nodes.len() + 1);
+            nodes.push(RefCell::new((runtime.source_factory)(config, &def.source)?));
+            nodes.push(RefCell::new((runtime.processor_factory)(
+                config,
+                &def.processor,
+            )?));
+            meta.push(NodeMeta {
+                name: def.source.clone(),
+                children: vec![processor],
+            });
+            meta.push(NodeMeta {
+                name: def.processor.clone(),
+                children: Vec::new(),
+            });
+            globals.push((Arc::from(def.topic.as_str()), source));
+            global_nodes.push((source, processor, def.store.clone()));
+        }
         let produced = Rc::new(RefCell::new(Vec::new()));
         let record_timestamp = Rc::new(Cell::new(-1));
         let store_context = StoreContext {
@@ -366,7 +395,13 @@ impl StreamTask {
             store.init(&store_context)?;
             stores.push(RefCell::new(store));
         }
-        let node_stores = defs
+        let global_stores_from = stores.len();
+        for (_, runtime) in topology.global_store_parts() {
+            let mut store = runtime.store.build(config)?;
+            store.init(&store_context)?;
+            stores.push(RefCell::new(store));
+        }
+        let mut node_stores: Vec<Vec<usize>> = defs
             .iter()
             .map(|d| {
                 d.stores
@@ -375,11 +410,20 @@ impl StreamTask {
                     .collect()
             })
             .collect();
+        for (_, processor, store) in &global_nodes {
+            node_stores.resize(processor + 1, Vec::new());
+            node_stores[*processor] = stores
+                .iter()
+                .position(|s| s.borrow().name() == store)
+                .into_iter()
+                .collect();
+        }
         let task = StreamTask {
             state: TaskState {
                 meta,
                 stores,
                 node_stores,
+                global_stores_from,
                 record_timestamp,
                 nodes,
                 application_id: app.to_owned(),
@@ -395,10 +439,15 @@ impl StreamTask {
             sources,
             patterns,
             sink_topics,
+            globals,
             closed: false,
         };
-        for (i, cell) in task.state.nodes.iter().enumerate() {
-            cell.borrow_mut().init(&task.state, i)?;
+        // Global state first, as Kafka's driver initializes its global
+        // task before the stream task.
+        let first_global = defs.len();
+        let order = (first_global..task.state.nodes.len()).chain(0..first_global);
+        for i in order {
+            task.state.nodes[i].borrow_mut().init(&task.state, i)?;
         }
         Ok(task)
     }
@@ -477,6 +526,60 @@ impl StreamTask {
                         node: self.state.meta[source].name.clone(),
                     })?;
             node.process_raw(&self.state, source, &metadata, record)
+        };
+        *self.state.current.borrow_mut() = None;
+        result
+    }
+
+    /// The topics of global stores, by name, in the order the stores were added.
+    pub fn global_topics(&self) -> Vec<&str> {
+        self.globals.iter().map(|(t, _)| &**t).collect()
+    }
+
+    /// Whether `topic` is the topic of a global store.
+    pub fn reads_global(&self, topic: &str) -> bool {
+        self.globals.iter().any(|(t, _)| &**t == topic)
+    }
+
+    /// Processes one serialized record of a global store's topic at
+    /// `offset`: deserializes it and hands it to the store's processor at
+    /// once, as Kafka's global state update task. Stream time does not
+    /// move and no punctuation runs.
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownTopic`] if no global store reads `topic`; a
+    /// deserialization error (unless the config says to continue), or any
+    /// error the processor returned.
+    pub fn process_global(&mut self, topic: &str, offset: i64, record: RawRecord) -> Result<()> {
+        if self.closed {
+            return Err(StreamsError::Closed("task"));
+        }
+        let Some((topic, source)) = self
+            .globals
+            .iter()
+            .find(|(t, _)| &**t == topic)
+            .map(|(t, n)| (t.clone(), *n))
+        else {
+            return Err(StreamsError::UnknownTopic {
+                topic: topic.to_owned(),
+                known: self
+                    .global_topics()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            });
+        };
+        let metadata = RecordMetadata {
+            topic,
+            partition: 0,
+            offset,
+        };
+        *self.state.current.borrow_mut() = Some(metadata.clone());
+        let result = match self.state.nodes[source].try_borrow_mut() {
+            Ok(mut node) => node.process_raw(&self.state, source, &metadata, record),
+            Err(_) => Err(StreamsError::Reentrant {
+                node: self.state.meta[source].name.clone(),
+            }),
         };
         *self.state.current.borrow_mut() = None;
         result

@@ -9,7 +9,10 @@ use std::time::Duration;
 use crate::engine::TaskState;
 use crate::error::{Result, StreamsError, TopologyError};
 use crate::record::{Record, RecordMetadata};
-use crate::state::{KeyValueStore, StateStore, TimestampedKeyValueStore};
+use crate::state::{
+    KeyValueStore, SessionStore, StateStore, TimestampedKeyValueStore, TimestampedWindowStore,
+    WindowStore,
+};
 
 /// Which clock drives a punctuation, Kafka's `PunctuationType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -173,6 +176,58 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         })
     }
 
+    /// The window store `name`, which must be connected to this processor.
+    ///
+    /// # Errors
+    /// As [`ProcessorContext::key_value_store`].
+    pub fn window_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, WindowStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "window store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
+    /// The timestamped window store `name` (the store of a DSL windowed
+    /// aggregation), which must be connected to this processor.
+    ///
+    /// # Errors
+    /// As [`ProcessorContext::key_value_store`].
+    pub fn timestamped_window_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, TimestampedWindowStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "timestamped window store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
+    /// The session store `name`, which must be connected to this processor.
+    ///
+    /// # Errors
+    /// As [`ProcessorContext::key_value_store`].
+    pub fn session_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, SessionStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "session store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
     /// The store `name` as type `S`, for stores of any kind, your own too.
     ///
     /// # Errors
@@ -264,6 +319,45 @@ pub(crate) struct StoreLookup<'a> {
 }
 
 impl<'a> StoreLookup<'a> {
+    /// The timestamped window store `name`, for the value getters of
+    /// windowed tables.
+    #[allow(dead_code, reason = "the value getters of table joins use it")]
+    pub(crate) fn timestamped_window<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, TimestampedWindowStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "timestamped window store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
+    /// The store `name` as type `S`, for the value getters of suppressed tables.
+    #[allow(dead_code, reason = "the value getters of table joins use it")]
+    pub(crate) fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
+        self.task.store(Some(self.node), name, || {
+            std::any::type_name::<S>().to_owned()
+        })
+    }
+
+    /// The session store `name`, for the value getters of session tables.
+    #[allow(dead_code, reason = "the value getters of table joins use it")]
+    pub(crate) fn session<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, SessionStore<KS, VS>>> {
+        self.task.store(Some(self.node), name, || {
+            format!(
+                "session store<{}, {}>",
+                std::any::type_name::<KS>(),
+                std::any::type_name::<VS>()
+            )
+        })
+    }
+
     pub(crate) fn timestamped<KS: Ord + Clone + 'static, VS: Clone + 'static>(
         &self,
         name: &str,

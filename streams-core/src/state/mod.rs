@@ -43,8 +43,17 @@
 //! ```
 
 mod key_value;
+mod session;
+mod time_ordered_buffer;
+mod window;
 
 pub use key_value::{KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
+pub(crate) use session::DslSessionStoreBuilder;
+pub use session::{SessionStore, SessionStoreBuilder};
+pub use time_ordered_buffer::TimeOrderedKeyValueBuffer;
+pub(crate) use time_ordered_buffer::{BufferedContext, TimeOrderedBufferBuilder, buffer_full};
+pub(crate) use window::{DslWindowStoreBuilder, WindowParams};
+pub use window::{TimestampedWindowStore, WindowStore, WindowStoreBuilder};
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};

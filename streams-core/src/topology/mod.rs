@@ -33,6 +33,16 @@ use crate::record::Record;
 use crate::serde::{Serde, SerdeRef, builtin_serde};
 use crate::state::StoreBuilder;
 
+mod description;
+mod global;
+
+pub(crate) use global::GlobalStoreParts;
+
+pub use description::{
+    Destination, Dot, GlobalStore, Mermaid, Node, NodeType, ParseError, Subtopology,
+    TopologyDescription,
+};
+
 /// The topics a source reads: names, or a regex pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Topics {
@@ -176,6 +186,53 @@ impl fmt::Display for TypeSig {
 /// Chooses a sink's topic per record.
 pub(crate) type TopicExtractor<K, V> = Rc<dyn Fn(&Record<K, V>) -> String>;
 
+/// Chooses the topic of each record a sink writes, Kafka's
+/// `TopicNameExtractor`. Closures `Fn(&Record<K, V>) -> String` are
+/// extractors; implement it on a type of your own to give the extractor
+/// the name that `describe()` shows (Kafka prints the extractor's
+/// `toString()`).
+///
+/// ```
+/// use streams_core::topology::TopicNameExtractor;
+/// use streams_core::Record;
+///
+/// struct ByFirstChar;
+/// impl TopicNameExtractor<String, String> for ByFirstChar {
+///     fn extract(&self, record: &Record<String, String>) -> String {
+///         let first = record.value.as_deref().and_then(|v| v.chars().next()).unwrap_or('_');
+///         format!("out-{first}")
+///     }
+///     fn name(&self) -> String {
+///         "FirstCharTopicExtractor".to_owned()
+///     }
+/// }
+/// let r = Record::new(None, Some("apple".to_string()), 0);
+/// assert_eq!(ByFirstChar.extract(&r), "out-a");
+/// ```
+pub trait TopicNameExtractor<K, V>: 'static {
+    /// The topic for this record.
+    fn extract(&self, record: &Record<K, V>) -> String;
+
+    /// How `describe()` shows the extractor; the type's name by default.
+    fn name(&self) -> String {
+        std::any::type_name::<Self>().to_owned()
+    }
+}
+
+impl<K, V, F: Fn(&Record<K, V>) -> String + 'static> TopicNameExtractor<K, V> for F {
+    fn extract(&self, record: &Record<K, V>) -> String {
+        self(record)
+    }
+}
+
+/// A topic extractor and the name `describe()` shows.
+pub(crate) fn extractor_parts<K: 'static, V: 'static>(
+    extractor: impl TopicNameExtractor<K, V>,
+) -> (TopicExtractor<K, V>, String) {
+    let shown = extractor.name();
+    (Rc::new(move |r: &Record<K, V>| extractor.extract(r)), shown)
+}
+
 pub(crate) type NodeFactory = Rc<dyn Fn(&StreamsConfig, &str) -> Result<Box<dyn ErasedNode>>>;
 
 /// One node of a topology.
@@ -231,6 +288,12 @@ pub struct Topology {
     nodes: Vec<NodeDef>,
     index: HashMap<String, usize>,
     stores: Vec<Rc<dyn StoreBuilder>>,
+    /// Global stores, shown by [`Topology::describe`]; none until the
+    /// engine builds them.
+    pub(crate) global_stores: Vec<description::GlobalStoreDef>,
+    /// How the engine runs each global store, at the same index as
+    /// `global_stores` (see `global.rs`).
+    global_runtimes: Vec<global::GlobalRuntime>,
 }
 
 impl fmt::Debug for Topology {
@@ -286,7 +349,7 @@ impl Topology {
         processors: &[&str],
     ) -> Result<&mut Self> {
         let name = builder.name().to_owned();
-        if self.stores.iter().any(|s| s.name() == name) {
+        if self.stores.iter().any(|s| s.name() == name) || self.is_global_store_name(&name) {
             return Err(TopologyError::DuplicateStore { store: name }.into());
         }
         for p in processors {
@@ -362,16 +425,17 @@ impl Topology {
             .collect()
     }
 
-    /// Checks that the topology can run: it has at least one source.
-    /// (Everything else is checked as nodes are added.)
+    /// Checks that the topology can run: it has at least one source or
+    /// global store. (Everything else is checked as nodes are added.)
     ///
     /// # Errors
     /// [`TopologyError::NoSource`].
     pub fn validate(&self) -> Result<()> {
-        if !self
-            .nodes
-            .iter()
-            .any(|n| matches!(n.kind, NodeKind::Source { .. }))
+        if self.global_stores.is_empty()
+            && !self
+                .nodes
+                .iter()
+                .any(|n| matches!(n.kind, NodeKind::Source { .. }))
         {
             return Err(TopologyError::NoSource.into());
         }
@@ -382,7 +446,7 @@ impl Topology {
         if name.is_empty() {
             return Err(TopologyError::EmptyName);
         }
-        if self.index.contains_key(name) {
+        if self.index.contains_key(name) || self.is_global_node_name(name) {
             return Err(TopologyError::DuplicateName {
                 name: name.to_owned(),
             });
@@ -451,6 +515,12 @@ impl Topology {
                     return Err(TopologyError::TopicAlreadyRead {
                         topic: t.name.clone(),
                         existing: existing.name.clone(),
+                    });
+                }
+                if let Some(existing) = self.global_source_of(&t.name) {
+                    return Err(TopologyError::TopicAlreadyRead {
+                        topic: t.name.clone(),
+                        existing: existing.to_owned(),
                     });
                 }
             }
@@ -722,13 +792,13 @@ impl Topology {
     pub fn add_sink_with_extractor<K: 'static, V: 'static>(
         &mut self,
         name: &str,
-        extractor: impl Fn(&Record<K, V>) -> String + 'static,
+        extractor: impl TopicNameExtractor<K, V>,
         parents: &[&str],
     ) -> Result<&mut Self> {
-        let shown = std::any::type_name_of_val(&extractor).to_owned();
+        let (extractor, shown) = extractor_parts(extractor);
         self.add_typed_sink::<K, V>(
             name,
-            SinkTopic::Extractor(Rc::new(extractor), shown),
+            SinkTopic::Extractor(extractor, shown),
             None,
             None,
             parents,

@@ -1,0 +1,252 @@
+//! `GlobalKTable`: a table replicated whole to every instance, and the
+//! stream joins that look rows up in it by a key computed from each
+//! record, Kafka's `GlobalKTable` and `KStreamGlobalKTableJoin`.
+//!
+//! A global table's topic is read by its own source outside the
+//! sub-topologies: the test driver applies each record to the store at
+//! once (it is not queued and does not move stream time), a tombstone
+//! deletes the row, and nothing is forwarded, so a global table update
+//! never produces a join result. Streams look rows up with a key selector
+//! `Fn(Option<&K>, &V) -> KG` (or `-> Option<KG>`, where `None` cannot
+//! join), so the stream needs no repartition.
+//!
+//! ```
+//! use streams_core::serde::StringSerde;
+//! use streams_core::{Materialized, StreamsBuilder};
+//! use streams_test::{KeyValue, TopologyTestDriver};
+//!
+//! let builder = StreamsBuilder::new();
+//! let countries = builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
+//! builder
+//!     .stream::<String, String>("visits") // user -> country code
+//!     .join_global(&countries, |_, code| code.clone(), |code, name| format!("{code}: {name}"))
+//!     .to("visits-by-country");
+//! let driver = TopologyTestDriver::new(builder.build()?)?;
+//! let countries_in = driver.create_input_topic("countries", StringSerde, StringSerde);
+//! let visits = driver.create_input_topic("visits", StringSerde, StringSerde);
+//! let out = driver.create_output_topic("visits-by-country", StringSerde, StringSerde);
+//! countries_in.pipe_key_value("NL", "Netherlands");
+//! visits.pipe_key_value("ann", "NL");
+//! visits.pipe_key_value("bob", "FR"); // no row: an inner join drops it
+//! assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("ann", "NL: Netherlands")]);
+//! assert_eq!(driver.stream_time(), 0);
+//! let store = driver.timestamped_key_value_store::<String, String>("countries")?;
+//! assert_eq!(store.get(&"NL".to_string()).map(|v| v.value), Some("Netherlands".to_string()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use crate::dsl::join_processors::{Joiner, StreamTableJoin};
+use crate::dsl::ktable::{GetterSupplier, store_getter};
+use crate::dsl::table_processors::TableSource;
+use crate::dsl::{Consumed, KStream, Materialized, StreamsBuilder};
+use crate::engine::{ErasedNode, ProcessorNode};
+use crate::record::Change;
+use crate::state::DslKeyValueStoreBuilder;
+use crate::topology::GlobalStoreParts;
+
+/// A table every instance holds whole, Kafka's `GlobalKTable<K, V>`. Made
+/// by [`StreamsBuilder::global_table`]; streams join it with
+/// [`KStream::join_global`] and [`KStream::left_join_global`]. Records
+/// of its topic fill the store at once, do not move stream time and
+/// produce no join results; a tombstone deletes the row. See
+/// [the DSL's join section](crate::dsl#joins).
+pub struct GlobalKTable<K, V> {
+    store: String,
+    queryable: bool,
+    getter: GetterSupplier<K, V>,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K, V> Clone for GlobalKTable<K, V> {
+    fn clone(&self) -> Self {
+        GlobalKTable {
+            store: self.store.clone(),
+            queryable: self.queryable,
+            getter: self.getter.clone(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<K, V> fmt::Debug for GlobalKTable<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GlobalKTable")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, V> GlobalKTable<K, V> {
+    /// The name of the store given with [`Materialized::as_`], Kafka's
+    /// `queryableStoreName()`; `None` when the name was generated.
+    pub fn queryable_store_name(&self) -> Option<&str> {
+        self.queryable.then_some(self.store.as_str())
+    }
+
+    /// The name of the store holding the table, given or generated
+    /// (`<topic>-STATE-STORE-<n>`).
+    pub fn store_name(&self) -> &str {
+        &self.store
+    }
+}
+
+/// Builds `builder.global_table(..)`: a store named by `materialized` or
+/// `<topic>-STATE-STORE-<n>`, then a source (`KSTREAM-SOURCE-`, or
+/// `<name>-table-source`) and a processor (`KTABLE-SOURCE-`, or `<name>`)
+/// that puts and deletes rows, added as a global store.
+pub(crate) fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
+    builder: &StreamsBuilder,
+    topic: &str,
+    consumed: Consumed<K, V>,
+    materialized: Materialized<K, V>,
+) -> GlobalKTable<K, V> {
+    let queryable = materialized.name.is_some();
+    let store = match &materialized.name {
+        Some(n) => n.clone(),
+        None => builder.new_store_name(&format!("{topic}-")),
+    };
+    // Both names take a number, given or not, as in Kafka.
+    let source_generated = builder.new_name("KSTREAM-SOURCE-");
+    let processor_generated = builder.new_name("KTABLE-SOURCE-");
+    let (source, processor) = match &consumed.name {
+        Some(n) => (format!("{n}-table-source"), n.clone()),
+        None => (source_generated, processor_generated),
+    };
+    // The serdes of `consumed` win, as in Kafka.
+    let key_serde = consumed.key_serde.clone().or(materialized.key_serde);
+    let value_serde = consumed.value_serde.clone().or(materialized.value_serde);
+    let store_builder = DslKeyValueStoreBuilder::<K, V> {
+        name: store.clone(),
+        key_serde: key_serde.clone(),
+        value_serde: value_serde.clone(),
+        logging: false,
+    };
+    let store_name = store.clone();
+    let processor_factory: crate::topology::NodeFactory = Rc::new(move |_config, node: &str| {
+        let table = TableSource {
+            store: Some(store_name.clone()),
+            send_old: false,
+        };
+        Ok(
+            Box::new(ProcessorNode::<TableSource, K, V, K, Change<V>>::new(
+                table, node,
+            )) as Box<dyn ErasedNode>,
+        )
+    });
+    let source_factory: crate::topology::NodeFactory = {
+        let (ks, vs) = (consumed.key_serde, consumed.value_serde);
+        Rc::new(move |config, node: &str| {
+            Ok(Box::new(crate::engine::GlobalSourceNode::<K, V> {
+                key: crate::topology::resolve_serde(
+                    &ks,
+                    config,
+                    node,
+                    crate::error::RecordPart::Key,
+                )?,
+                value: crate::topology::resolve_serde(
+                    &vs,
+                    config,
+                    node,
+                    crate::error::RecordPart::Value,
+                )?,
+            }) as Box<dyn ErasedNode>)
+        })
+    };
+    builder.with_topology(|t| {
+        t.add_global_store_parts(GlobalStoreParts {
+            source: &source,
+            topic,
+            processor: &processor,
+            store: Rc::new(store_builder),
+            source_factory,
+            processor_factory,
+        })
+    });
+    GlobalKTable {
+        store: store.clone(),
+        queryable,
+        getter: store_getter::<K, V>(store),
+        _types: PhantomData,
+    }
+}
+
+impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
+    fn global_join<KG, VG, VR, KO>(
+        mut self,
+        table: &GlobalKTable<KG, VG>,
+        key_selector: impl Fn(Option<&K>, &V) -> KO + 'static,
+        joiner: Joiner<V, VG, VR>,
+        left: bool,
+    ) -> KStream<K, VR>
+    where
+        KG: 'static,
+        VG: 'static,
+        VR: Clone + 'static,
+        KO: Into<Option<KG>>,
+    {
+        // Kafka names both joins `KSTREAM-LEFTJOIN-`.
+        let name = self.take_name("KSTREAM-LEFTJOIN-");
+        let (_, getter) = (table.getter)();
+        let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<KG>> =
+            Rc::new(move |k, v| key_selector(k, v).into());
+        let mut out = self.add_processor(
+            name,
+            move || StreamTableJoin {
+                key_of: key_of.clone(),
+                getter: getter.clone(),
+                joiner: joiner.clone(),
+                left,
+            },
+            self.key_serde.clone(),
+            None,
+        );
+        out.repartition_required = self.repartition_required;
+        out
+    }
+
+    /// Joins each record with the row of `table` whose key `key_selector`
+    /// computes from the record, Kafka's `join(GlobalKTable, ..)`. A record
+    /// without a value, whose selector gives `None`, or that finds no row
+    /// is dropped (the first two are counted as dropped records); updates
+    /// of the table produce nothing. The node is `KSTREAM-LEFTJOIN-<n>`,
+    /// as in Kafka.
+    pub fn join_global<KG, VG, VR, KO>(
+        self,
+        table: &GlobalKTable<KG, VG>,
+        key_selector: impl Fn(Option<&K>, &V) -> KO + 'static,
+        joiner: impl Fn(&V, &VG) -> VR + 'static,
+    ) -> KStream<K, VR>
+    where
+        KG: 'static,
+        VG: 'static,
+        VR: Clone + 'static,
+        KO: Into<Option<KG>>,
+    {
+        let joiner: Joiner<V, VG, VR> = Rc::new(move |v, g| v.zip(g).map(|(v, g)| joiner(v, g)));
+        self.global_join(table, key_selector, joiner, false)
+    }
+
+    /// As [`KStream::join_global`], but a record that finds no row is
+    /// joined with `None`, Kafka's `leftJoin(GlobalKTable, ..)`. A record
+    /// with a key whose selector gives `None` is dropped; a record without
+    /// a key is joined even then (with `None`).
+    pub fn left_join_global<KG, VG, VR, KO>(
+        self,
+        table: &GlobalKTable<KG, VG>,
+        key_selector: impl Fn(Option<&K>, &V) -> KO + 'static,
+        joiner: impl Fn(&V, Option<&VG>) -> VR + 'static,
+    ) -> KStream<K, VR>
+    where
+        KG: 'static,
+        VG: 'static,
+        VR: Clone + 'static,
+        KO: Into<Option<KG>>,
+    {
+        let joiner: Joiner<V, VG, VR> = Rc::new(move |v, g| v.map(|v| joiner(v, g)));
+        self.global_join(table, key_selector, joiner, true)
+    }
+}

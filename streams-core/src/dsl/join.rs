@@ -1,0 +1,516 @@
+//! Joins of a stream with a table, and of two tables, with Kafka's
+//! semantics and node names (caching off: every update is forwarded).
+//!
+//! - [`KStream::join`] / [`KStream::left_join`] with a [`KTable`]: each
+//!   stream record looks its key up in the table (node `KSTREAM-JOIN-<n>`
+//!   or `KSTREAM-LEFTJOIN-<n>`, connected to the table's store); table
+//!   updates only change the table. A record without a value is dropped
+//!   and counted, as one without a key is by an inner join; a left join
+//!   joins a record with no key (or no row) with `None`. A stream whose key
+//!   changed is first repartitioned, as in Kafka.
+//! - [`KTable::join`], [`KTable::left_join`], [`KTable::outer_join`]: an
+//!   update of either table is joined with the other's current row (nodes
+//!   `KTABLE-JOINTHIS-<n>` and `KTABLE-JOINOTHER-<n>` merged by
+//!   `KTABLE-MERGE-<n>`). The result's timestamp is the larger of the two
+//!   rows'. Deletes produce tombstones exactly where Kafka's do: an inner
+//!   join whenever the other side has a row, a left join when a left row
+//!   goes away, an outer join when the last of both rows goes away.
+//!
+//! Joiners see values only: `Fn(&V, &VO)` for inner joins,
+//! `Fn(&V, Option<&VO>)` for left joins and `Fn(Option<&V>, Option<&VO>)`
+//! for outer joins, where Kafka would pass `null`.
+//!
+//! ```
+//! use streams_core::serde::StringSerde;
+//! use streams_core::StreamsBuilder;
+//! use streams_test::{KeyValue, TopologyTestDriver};
+//!
+//! let builder = StreamsBuilder::new();
+//! let names = builder.table::<String, String>("names");
+//! let emails = builder.table::<String, String>("emails");
+//! names
+//!     .left_join(&emails, |name, email| format!("{name} <{}>", email.map_or("?", String::as_str)))
+//!     .to_stream()
+//!     .to("contacts");
+//! let driver = TopologyTestDriver::new(builder.build()?)?;
+//! let names_in = driver.create_input_topic("names", StringSerde, StringSerde);
+//! let emails_in = driver.create_input_topic("emails", StringSerde, StringSerde);
+//! let contacts = driver.create_output_topic("contacts", StringSerde, StringSerde);
+//! names_in.pipe_key_value("1", "Ann");
+//! emails_in.pipe_key_value("1", "ann@example.com");
+//! names_in.pipe_tombstone("1"); // the left row goes: a tombstone
+//! assert_eq!(
+//!     contacts.read_key_values_to_list(),
+//!     [
+//!         KeyValue::pair("1", "Ann <?>"),
+//!         KeyValue::pair("1", "Ann <ann@example.com>"),
+//!         KeyValue::tombstone("1"),
+//!     ]
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::cell::Cell;
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::dsl::join_processors::{
+    Joiner, StreamTableJoin, TableJoinKind, TableJoinMerge, TableTableJoin, join_getter,
+};
+use crate::dsl::ktable::{GetterSupplier, store_getter};
+use crate::dsl::{KStream, KTable, Materialized};
+use crate::record::Change;
+use crate::serde::{Serde, SerdeRef};
+use crate::state::DslKeyValueStoreBuilder;
+
+/// Options of a stream-table join, Kafka's `Joined`: the serdes of the
+/// stream's key and value (for the repartition topic a re-keyed stream
+/// goes through) and a name for the join node, which also names that
+/// topic (`<name>-repartition`).
+pub struct Joined<K, V> {
+    key_serde: Option<SerdeRef<K>>,
+    value_serde: Option<SerdeRef<V>>,
+    name: Option<String>,
+}
+
+impl<K, V> Default for Joined<K, V> {
+    fn default() -> Self {
+        Joined {
+            key_serde: None,
+            value_serde: None,
+            name: None,
+        }
+    }
+}
+
+impl<K, V> Clone for Joined<K, V> {
+    fn clone(&self) -> Self {
+        Joined {
+            key_serde: self.key_serde.clone(),
+            value_serde: self.value_serde.clone(),
+            name: self.name.clone(),
+        }
+    }
+}
+
+impl<K, V> fmt::Debug for Joined<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Joined")
+            .field("key_serde", &self.key_serde.is_some())
+            .field("value_serde", &self.value_serde.is_some())
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl<K: 'static, V: 'static> Joined<K, V> {
+    /// With these serdes for the stream's key and value.
+    pub fn with(key_serde: impl Serde<K>, value_serde: impl Serde<V>) -> Self {
+        Joined {
+            key_serde: Some(Arc::new(key_serde)),
+            value_serde: Some(Arc::new(value_serde)),
+            name: None,
+        }
+    }
+
+    /// With this name for the join node (and repartition topic).
+    pub fn as_(name: impl Into<String>) -> Self {
+        Joined {
+            name: Some(name.into()),
+            ..Joined::default()
+        }
+    }
+
+    /// Sets the name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The name, if one was given.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
+    fn table_join<VT: 'static, VR: Clone + 'static>(
+        mut self,
+        table: &KTable<K, VT>,
+        joiner: Joiner<V, VT, VR>,
+        joined: Joined<K, V>,
+        left: bool,
+    ) -> KStream<K, VR> {
+        let prefix = if left {
+            "KSTREAM-LEFTJOIN-"
+        } else {
+            "KSTREAM-JOIN-"
+        };
+        let key_serde = joined.key_serde.clone().or(self.key_serde.clone());
+        let stream = if self.repartition_required {
+            let base = joined.name.clone().unwrap_or_else(|| self.node.clone());
+            let value_serde = joined.value_serde.clone().or(self.value_serde.clone());
+            let builder = self.builder().clone();
+            match builder.join_repartition(&self.node) {
+                // Kafka reuses the topic of an earlier join of the same
+                // stream, when unnamed (the numbers are still taken).
+                Some(source) if base == self.node => {
+                    for prefix in ["KSTREAM-SINK-", "KSTREAM-FILTER-", "KSTREAM-SOURCE-"] {
+                        builder.new_name(prefix);
+                    }
+                    KStream::new(builder, source, key_serde.clone(), value_serde)
+                }
+                _ => {
+                    let s = self.through_internal_topic(&base, key_serde.clone(), value_serde);
+                    builder.set_join_repartition(&self.node, s.node_name());
+                    s
+                }
+            }
+        } else {
+            self.clone()
+        };
+        let name = match joined.name {
+            Some(n) => {
+                self.builder().new_name(prefix);
+                n
+            }
+            None => self.take_name(prefix),
+        };
+        let (stores, getter) = (table.getter)();
+        let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<K>> = Rc::new(|k, _| k.cloned());
+        let out = stream.add_processor(
+            name.clone(),
+            move || StreamTableJoin {
+                key_of: key_of.clone(),
+                getter: getter.clone(),
+                joiner: joiner.clone(),
+                left,
+            },
+            key_serde,
+            None,
+        );
+        let stores: Vec<&str> = stores.iter().map(String::as_str).collect();
+        self.builder().with_topology(|t| {
+            t.connect_processor_and_state_stores(&name, &stores)
+                .map(|_| ())
+        });
+        out
+    }
+
+    /// Joins each record with the row of `table` under the same key,
+    /// Kafka's `join(KTable, ValueJoiner)`. Records without a key or a
+    /// value are dropped and counted; records that find no row are
+    /// dropped; table updates produce nothing. A stream whose key changed
+    /// goes through a repartition topic first. See
+    /// [the DSL's join section](crate::dsl#joins).
+    pub fn join<VT: 'static, VR: Clone + 'static>(
+        self,
+        table: &KTable<K, VT>,
+        joiner: impl Fn(&V, &VT) -> VR + 'static,
+    ) -> KStream<K, VR> {
+        self.join_with(table, joiner, Joined::default())
+    }
+
+    /// As [`KStream::join`], with serdes and a name from `joined`.
+    pub fn join_with<VT: 'static, VR: Clone + 'static>(
+        self,
+        table: &KTable<K, VT>,
+        joiner: impl Fn(&V, &VT) -> VR + 'static,
+        joined: Joined<K, V>,
+    ) -> KStream<K, VR> {
+        let joiner: Joiner<V, VT, VR> = Rc::new(move |v, t| v.zip(t).map(|(v, t)| joiner(v, t)));
+        self.table_join(table, joiner, joined, false)
+    }
+
+    /// Joins each record with the row of `table` under the same key, or
+    /// with `None` when there is none (or the record has no key), Kafka's
+    /// `leftJoin(KTable, ValueJoiner)`. Records without a value are
+    /// dropped and counted.
+    pub fn left_join<VT: 'static, VR: Clone + 'static>(
+        self,
+        table: &KTable<K, VT>,
+        joiner: impl Fn(&V, Option<&VT>) -> VR + 'static,
+    ) -> KStream<K, VR> {
+        self.left_join_with(table, joiner, Joined::default())
+    }
+
+    /// As [`KStream::left_join`], with serdes and a name from `joined`.
+    pub fn left_join_with<VT: 'static, VR: Clone + 'static>(
+        self,
+        table: &KTable<K, VT>,
+        joiner: impl Fn(&V, Option<&VT>) -> VR + 'static,
+        joined: Joined<K, V>,
+    ) -> KStream<K, VR> {
+        let joiner: Joiner<V, VT, VR> = Rc::new(move |v, t| v.map(|v| joiner(v, t)));
+        self.table_join(table, joiner, joined, true)
+    }
+}
+
+/// Which table-table join: Kafka's `doJoin(leftOuter, rightOuter)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableJoin {
+    Inner,
+    Left,
+    Outer,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
+    fn table_table_join<VO: Clone + 'static, VR: Clone + 'static>(
+        mut self,
+        other: &KTable<K, VO>,
+        how: TableJoin,
+        joiner_this: Joiner<V, VO, VR>,
+        joiner_other: Joiner<VO, V, VR>,
+        materialized: Option<Materialized<K, VR>>,
+    ) -> KTable<K, VR> {
+        let builder = self.builder.clone();
+        // Kafka's order of names: the store (`KTABLE-MERGE-STATE-STORE-`),
+        // the merge node, then the two sides; a given name takes numbers too.
+        let store = materialized.map(|m| {
+            let name = match &m.name {
+                Some(n) => n.clone(),
+                None => builder.new_store_name("KTABLE-MERGE-"),
+            };
+            (name, m)
+        });
+        let given = self.next_name.take();
+        let generated = builder.new_name("KTABLE-MERGE-");
+        let merge = given.clone().unwrap_or(generated);
+        if how != TableJoin::Inner {
+            self.enable_sending_old_values();
+        }
+        if how == TableJoin::Outer {
+            other.enable_sending_old_values();
+        }
+        let (this_stores, this_getter) = (self.getter)();
+        let (other_stores, other_getter) = (other.getter)();
+        let side_name = |suffix: &str, prefix: &str| {
+            let generated = builder.new_name(prefix);
+            given.as_ref().map_or(generated, |n| format!("{n}{suffix}"))
+        };
+        let this_name = side_name("-join-this", "KTABLE-JOINTHIS-");
+        let other_name = side_name("-join-other", "KTABLE-JOINOTHER-");
+        let (this_kind, other_kind) = match how {
+            TableJoin::Inner => (TableJoinKind::Inner, TableJoinKind::Inner),
+            TableJoin::Left => (TableJoinKind::Left, TableJoinKind::Right),
+            TableJoin::Outer => (TableJoinKind::Outer, TableJoinKind::Outer),
+        };
+        let send_old = Rc::new(Cell::new(false));
+        let store_name = store.as_ref().map(|(n, _)| n.clone());
+        let key_serde = store
+            .as_ref()
+            .and_then(|(_, m)| m.key_serde.clone())
+            .or(self.key_serde.clone());
+        let value_serde = store.as_ref().and_then(|(_, m)| m.value_serde.clone());
+        {
+            let (this_parent, other_parent) = (self.node.clone(), other.node.clone());
+            let (flag_this, flag_other, flag_merge) =
+                (send_old.clone(), send_old.clone(), send_old.clone());
+            let (getter_for_this, getter_for_other) = (other_getter.clone(), this_getter.clone());
+            let (joiner_for_this, merge_store) = (joiner_this.clone(), store_name.clone());
+            let store_key_serde = key_serde.clone();
+            builder.with_topology(|t| {
+                t.add_typed_processor::<K, Change<V>, K, Change<VR>, _, _>(
+                    &this_name,
+                    move || TableTableJoin {
+                        kind: this_kind,
+                        getter: getter_for_this.clone(),
+                        joiner: joiner_for_this.clone(),
+                        send_old: flag_this.get(),
+                    },
+                    &[&this_parent],
+                )?;
+                t.add_typed_processor::<K, Change<VO>, K, Change<VR>, _, _>(
+                    &other_name,
+                    move || TableTableJoin {
+                        kind: other_kind,
+                        getter: getter_for_other.clone(),
+                        joiner: joiner_other.clone(),
+                        send_old: flag_other.get(),
+                    },
+                    &[&other_parent],
+                )?;
+                t.add_typed_processor::<K, Change<VR>, K, Change<VR>, _, _>(
+                    &merge,
+                    move || TableJoinMerge {
+                        store: merge_store.clone(),
+                        send_old: flag_merge.get(),
+                    },
+                    &[&this_name, &other_name],
+                )?;
+                let other_stores: Vec<&str> = other_stores.iter().map(String::as_str).collect();
+                t.connect_processor_and_state_stores(&this_name, &other_stores)?;
+                let this_stores: Vec<&str> = this_stores.iter().map(String::as_str).collect();
+                t.connect_processor_and_state_stores(&other_name, &this_stores)?;
+                if let Some((name, m)) = store {
+                    t.add_state_store(
+                        DslKeyValueStoreBuilder::<K, VR> {
+                            name,
+                            key_serde: store_key_serde,
+                            value_serde: m.value_serde,
+                            logging: m.logging,
+                        },
+                        &[&merge],
+                    )?;
+                }
+                Ok::<_, crate::StreamsError>(())
+            });
+        }
+        let getter: GetterSupplier<K, VR> = match &store_name {
+            Some(s) => store_getter::<K, VR>(s.clone()),
+            None => {
+                let (this_supplier, other_supplier) = (self.getter.clone(), other.getter.clone());
+                Rc::new(move || {
+                    let (mut stores, g1) = this_supplier();
+                    let (more, g2) = other_supplier();
+                    for s in more {
+                        if !stores.contains(&s) {
+                            stores.push(s);
+                        }
+                    }
+                    (stores, join_getter(this_kind, g1, g2, joiner_this.clone()))
+                })
+            }
+        };
+        let (this_enable, other_enable, flag) = (
+            self.enable_old.clone(),
+            other.enable_old.clone(),
+            send_old.clone(),
+        );
+        KTable {
+            builder,
+            node: merge,
+            key_serde,
+            value_serde,
+            store: store_name,
+            send_old,
+            enable_old: Rc::new(move || {
+                flag.set(true);
+                this_enable();
+                other_enable();
+            }),
+            getter,
+            next_name: None,
+        }
+    }
+
+    /// Joins this table with `other` on their keys, Kafka's
+    /// `KTable.join`: a row wherever both tables have one. An update of
+    /// either side with the other side present gives the joined row (a
+    /// delete gives a tombstone, even with no earlier result). See
+    /// [the DSL's join section](crate::dsl#joins).
+    pub fn join<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(&V, &VO) -> VR + 'static,
+    ) -> KTable<K, VR> {
+        self.join_impl(other, joiner, None)
+    }
+
+    /// As [`KTable::join`], keeping the result in a store.
+    pub fn join_with<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(&V, &VO) -> VR + 'static,
+        materialized: Materialized<K, VR>,
+    ) -> KTable<K, VR> {
+        self.join_impl(other, joiner, Some(materialized))
+    }
+
+    fn join_impl<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(&V, &VO) -> VR + 'static,
+        materialized: Option<Materialized<K, VR>>,
+    ) -> KTable<K, VR> {
+        let joiner = Rc::new(joiner);
+        let j = joiner.clone();
+        let this: Joiner<V, VO, VR> = Rc::new(move |v, o| v.zip(o).map(|(v, o)| j(v, o)));
+        let other_side: Joiner<VO, V, VR> =
+            Rc::new(move |o, v| v.zip(o).map(|(v, o)| joiner(v, o)));
+        self.table_table_join(other, TableJoin::Inner, this, other_side, materialized)
+    }
+
+    /// Joins this table with `other`, keeping every row of this table,
+    /// Kafka's `KTable.leftJoin`: a row wherever this table has one,
+    /// joined with `other`'s row or `None`. Deleting a row of this table
+    /// gives a tombstone.
+    pub fn left_join<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(&V, Option<&VO>) -> VR + 'static,
+    ) -> KTable<K, VR> {
+        self.left_join_impl(other, joiner, None)
+    }
+
+    /// As [`KTable::left_join`], keeping the result in a store.
+    pub fn left_join_with<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(&V, Option<&VO>) -> VR + 'static,
+        materialized: Materialized<K, VR>,
+    ) -> KTable<K, VR> {
+        self.left_join_impl(other, joiner, Some(materialized))
+    }
+
+    fn left_join_impl<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(&V, Option<&VO>) -> VR + 'static,
+        materialized: Option<Materialized<K, VR>>,
+    ) -> KTable<K, VR> {
+        let joiner = Rc::new(joiner);
+        let j = joiner.clone();
+        let this: Joiner<V, VO, VR> = Rc::new(move |v, o| v.map(|v| j(v, o)));
+        let other_side: Joiner<VO, V, VR> = Rc::new(move |o, v| v.map(|v| joiner(v, o)));
+        self.table_table_join(other, TableJoin::Left, this, other_side, materialized)
+    }
+
+    /// Joins this table with `other`, keeping every row of both, Kafka's
+    /// `KTable.outerJoin`: a row wherever either table has one. Deleting
+    /// the last of both rows gives a tombstone.
+    pub fn outer_join<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(Option<&V>, Option<&VO>) -> VR + 'static,
+    ) -> KTable<K, VR> {
+        self.outer_join_impl(other, joiner, None)
+    }
+
+    /// As [`KTable::outer_join`], keeping the result in a store.
+    pub fn outer_join_with<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(Option<&V>, Option<&VO>) -> VR + 'static,
+        materialized: Materialized<K, VR>,
+    ) -> KTable<K, VR> {
+        self.outer_join_impl(other, joiner, Some(materialized))
+    }
+
+    fn outer_join_impl<VO: Clone + 'static, VR: Clone + 'static>(
+        self,
+        other: &KTable<K, VO>,
+        joiner: impl Fn(Option<&V>, Option<&VO>) -> VR + 'static,
+        materialized: Option<Materialized<K, VR>>,
+    ) -> KTable<K, VR> {
+        let joiner = Rc::new(joiner);
+        let j = joiner.clone();
+        // Kafka never calls an outer joiner with two nulls.
+        let this: Joiner<V, VO, VR> = Rc::new(move |v, o| {
+            if v.is_none() && o.is_none() {
+                None
+            } else {
+                Some(j(v, o))
+            }
+        });
+        let other_side: Joiner<VO, V, VR> = Rc::new(move |o, v| {
+            if v.is_none() && o.is_none() {
+                None
+            } else {
+                Some(joiner(v, o))
+            }
+        });
+        self.table_table_join(other, TableJoin::Outer, this, other_side, materialized)
+    }
+}

@@ -1,0 +1,538 @@
+//! The processors of windowed aggregations, Kafka's
+//! `KStreamWindowAggregate`, `KStreamSlidingWindowAggregate` and
+//! `KStreamSessionWindowAggregate` (with the default emit strategy: every
+//! update is forwarded). They forward `Record<Windowed<K>, Change<VA>>`.
+//!
+//! Each keeps its own *observed stream time*, the largest timestamp it
+//! has seen; a window is closed once its end plus the grace period is at or
+//! before it (for sessions, plus the gap as well). A record for a closed
+//! window is dropped and counted in the task's `dropped_records` metric,
+//! once per window it misses, as Kafka counts it.
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use crate::dsl::{SessionWindows, TimeWindows, Window, Windowed};
+use crate::error::{Result, StreamsError};
+use crate::processor::{Processor, ProcessorContext};
+use crate::record::{Change, Headers, Record};
+
+/// How an aggregation starts and grows.
+pub(crate) struct AggFns<K, V, VA> {
+    /// The aggregate of an empty window: `None` for `reduce`.
+    pub(crate) init: Rc<dyn Fn() -> Option<VA>>,
+    /// Adds a value to an aggregate (`None` for `reduce`'s first value).
+    pub(crate) add: Rc<dyn Fn(&K, &V, Option<VA>) -> VA>,
+    /// What a tombstone does to an aggregate, if it is accepted at all:
+    /// Kafka's windowed `count` counts records with a null value; the
+    /// other aggregations (whose closures see `&V`) drop and count them.
+    pub(crate) tombstone: Option<Rc<dyn Fn(Option<VA>) -> VA>>,
+}
+
+impl<K, V, VA> Clone for AggFns<K, V, VA> {
+    fn clone(&self) -> Self {
+        AggFns {
+            init: self.init.clone(),
+            add: self.add.clone(),
+            tombstone: self.tombstone.clone(),
+        }
+    }
+}
+
+impl<K, V, VA> AggFns<K, V, VA> {
+    fn accepts(&self, value: Option<&V>) -> bool {
+        value.is_some() || self.tombstone.is_some()
+    }
+
+    fn apply(&self, key: &K, value: Option<&V>, agg: Option<VA>) -> Option<VA> {
+        match value {
+            Some(v) => Some((self.add)(key, v, agg)),
+            None => self.tombstone.as_ref().map(|t| t(agg)),
+        }
+    }
+}
+
+/// Combines two session aggregates: `merge(key, so far, next)`.
+pub(crate) type MergeFn<K, VA> = Rc<dyn Fn(&K, Option<VA>, &VA) -> VA>;
+
+fn windowed_change<K, V, VA>(
+    record: &Record<K, V>,
+    key: &K,
+    window: Window,
+    new: Option<VA>,
+    old: Option<VA>,
+    timestamp: i64,
+) -> Record<Windowed<K>, Change<VA>>
+where
+    K: Clone,
+{
+    Record {
+        key: Some(Windowed::new(key.clone(), window)),
+        value: Some(Change::new(new, old)),
+        timestamp,
+        headers: record.headers.clone(),
+    }
+}
+
+/// `TimeWindowedKStream` aggregations over [`TimeWindows`].
+pub(crate) struct TimeWindowAggregate<K, V, VA> {
+    pub(crate) store: String,
+    pub(crate) windows: TimeWindows,
+    pub(crate) fns: AggFns<K, V, VA>,
+    pub(crate) send_old: bool,
+    pub(crate) observed_stream_time: i64,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    Processor<K, V, Windowed<K>, Change<VA>> for TimeWindowAggregate<K, V, VA>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        record: Record<K, V>,
+    ) -> Result<()> {
+        let Some(key) = record.key.clone() else {
+            ctx.count_dropped_record();
+            return Ok(());
+        };
+        if !self.fns.accepts(record.value.as_ref()) {
+            ctx.count_dropped_record();
+            return Ok(());
+        }
+        let timestamp = record.timestamp;
+        self.observed_stream_time = self.observed_stream_time.max(timestamp);
+        let close_time = self
+            .observed_stream_time
+            .saturating_sub(self.windows.grace_ms());
+        for window in self.windows.windows_for(timestamp) {
+            if window.end <= close_time {
+                // Kafka: "Skipping record for expired window."
+                ctx.count_dropped_record();
+                continue;
+            }
+            let (old, new, new_timestamp) = {
+                let mut store = ctx.timestamped_window_store::<K, VA>(&self.store)?;
+                let (old, new_timestamp) = match store.get(&key, window.start) {
+                    None => ((self.fns.init)(), timestamp),
+                    Some(vt) => (Some(vt.value.clone()), timestamp.max(vt.timestamp)),
+                };
+                let Some(new) = self.fns.apply(&key, record.value.as_ref(), old.clone()) else {
+                    continue;
+                };
+                store.put(key.clone(), new.clone(), new_timestamp, window.start)?;
+                (old, new, new_timestamp)
+            };
+            let old = if self.send_old { old } else { None };
+            ctx.forward(windowed_change(
+                &record,
+                &key,
+                window,
+                Some(new),
+                old,
+                new_timestamp,
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+/// An aggregate and the largest record timestamp in it.
+type Agg<VA> = (VA, i64);
+
+/// `TimeWindowedKStream` aggregations over sliding windows, Kafka's
+/// `KStreamSlidingWindowAggregate` with a store that iterates backwards
+/// (`processReverse`), as Kafka's in-memory window store does.
+pub(crate) struct SlidingWindowAggregate<K, V, VA> {
+    pub(crate) store: String,
+    pub(crate) time_difference_ms: i64,
+    pub(crate) grace_ms: i64,
+    pub(crate) fns: AggFns<K, V, VA>,
+    pub(crate) send_old: bool,
+    pub(crate) observed_stream_time: i64,
+}
+
+/// The record being aggregated, with its key and value checked.
+struct Input<'r, K, V> {
+    record: &'r Record<K, V>,
+    key: &'r K,
+    value: &'r V,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    SlidingWindowAggregate<K, V, VA>
+{
+    fn window(&self, start: i64) -> Window {
+        Window::new(start, start.saturating_add(self.time_difference_ms))
+    }
+
+    fn made(&self, timestamp: i64) -> Option<Agg<VA>> {
+        (self.fns.init)().map(|v| (v, timestamp))
+    }
+
+    fn forward(
+        &self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        input: &Input<'_, K, V>,
+        window: Window,
+        old: Option<VA>,
+        new: VA,
+        timestamp: i64,
+    ) -> Result<()> {
+        let old = if self.send_old { old } else { None };
+        ctx.forward(windowed_change(
+            input.record,
+            input.key,
+            window,
+            Some(new),
+            old,
+            timestamp,
+        ))
+    }
+
+    /// Kafka's `updateWindowAndForward`.
+    fn update(
+        &self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        input: &Input<'_, K, V>,
+        window: Window,
+        agg: Option<Agg<VA>>,
+        close_time: i64,
+    ) -> Result<()> {
+        if window.end < close_time {
+            ctx.count_dropped_record();
+            return Ok(());
+        }
+        let timestamp = input.record.timestamp;
+        let new_timestamp = agg.as_ref().map_or(timestamp, |(_, t)| timestamp.max(*t));
+        let old = agg.map(|(v, _)| v);
+        let new = (self.fns.add)(input.key, input.value, old.clone());
+        ctx.timestamped_window_store::<K, VA>(&self.store)?.put(
+            input.key.clone(),
+            new.clone(),
+            new_timestamp,
+            window.start,
+        )?;
+        self.forward(ctx, input, window, old, new, new_timestamp)
+    }
+
+    /// Kafka's `createCurrentRecordRightWindow`: a copy of the aggregate
+    /// of the records after this one, with no closing check.
+    fn create_current_right(
+        &self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        input: &Input<'_, K, V>,
+        right: Agg<VA>,
+    ) -> Result<()> {
+        let window = self.window(input.record.timestamp.saturating_add(1));
+        ctx.timestamped_window_store::<K, VA>(&self.store)?.put(
+            input.key.clone(),
+            right.0.clone(),
+            right.1,
+            window.start,
+        )?;
+        self.forward(ctx, input, window, None, right.0, right.1)
+    }
+
+    fn fetch(
+        &self,
+        ctx: &ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        key: &K,
+        from: i64,
+        to: i64,
+        backward: bool,
+    ) -> Result<Vec<(i64, Agg<VA>)>> {
+        let store = ctx.timestamped_window_store::<K, VA>(&self.store)?;
+        let found = store
+            .fetch(key, from..=to)
+            .map(|(start, vt)| (start, (vt.value.clone(), vt.timestamp)));
+        Ok(if backward {
+            found.rev().collect()
+        } else {
+            found.collect()
+        })
+    }
+
+    /// Kafka's `processReverse`.
+    fn process_reverse(
+        &self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        input: &Input<'_, K, V>,
+        close_time: i64,
+    ) -> Result<()> {
+        let timestamp = input.record.timestamp;
+        let diff = self.time_difference_ms;
+        let mut starts = BTreeSet::new();
+        let mut left_agg = None;
+        let mut right_agg = None;
+        let mut left_created = false;
+        let mut right_created = false;
+        let mut previous = None;
+        let from = timestamp.saturating_sub(diff.saturating_mul(2)).max(0);
+        let found = self.fetch(ctx, input.key, from, timestamp.saturating_add(1), true)?;
+        for (start, agg) in found {
+            starts.insert(start);
+            let end = start.saturating_add(diff);
+            let max_timestamp = agg.1;
+            if start == timestamp.saturating_add(1) {
+                right_created = true;
+            } else if end > timestamp {
+                if right_agg.is_none() {
+                    right_agg = Some(agg.clone());
+                }
+                self.update(ctx, input, self.window(start), Some(agg), close_time)?;
+            } else if end == timestamp {
+                left_created = true;
+                self.update(ctx, input, self.window(start), Some(agg), close_time)?;
+                if max_timestamp < timestamp {
+                    previous = Some(max_timestamp);
+                } else {
+                    return Ok(());
+                }
+            } else {
+                left_agg = Some(agg);
+                previous = Some(max_timestamp);
+                break;
+            }
+        }
+        let state = WindowsFound {
+            starts,
+            left_agg,
+            right_agg,
+            left_created,
+            right_created,
+            previous,
+        };
+        self.create_windows(ctx, input, close_time, state)
+    }
+
+    /// Kafka's `createWindows`.
+    fn create_windows(
+        &self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        input: &Input<'_, K, V>,
+        close_time: i64,
+        found: WindowsFound<VA>,
+    ) -> Result<()> {
+        let timestamp = input.record.timestamp;
+        let diff = self.time_difference_ms;
+        if let Some(previous) = found.previous {
+            let previous_right = previous.saturating_add(1);
+            if !found.starts.contains(&previous_right)
+                && previous_right.saturating_add(diff) >= timestamp
+            {
+                let agg = self.made(timestamp);
+                self.update(ctx, input, self.window(previous_right), agg, close_time)?;
+            }
+        }
+        if !found.left_created {
+            let agg = match (found.previous, found.left_agg) {
+                (Some(previous), Some((left, _))) if timestamp.saturating_sub(diff) <= previous => {
+                    Some((left, timestamp))
+                }
+                _ => self.made(timestamp),
+            };
+            let window = Window::new(timestamp.saturating_sub(diff), timestamp);
+            self.update(ctx, input, window, agg, close_time)?;
+        }
+        if let Some(right) = found.right_agg
+            && !found.right_created
+            && right.1 > timestamp
+        {
+            self.create_current_right(ctx, input, right)?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `processEarly`: records before `time difference` have no
+    /// left window of their own (it would start before 0); they all go into
+    /// the window `[0, time difference]`.
+    fn process_early(
+        &self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        input: &Input<'_, K, V>,
+        close_time: i64,
+    ) -> Result<()> {
+        let timestamp = input.record.timestamp;
+        let mut combined: Option<(i64, Agg<VA>)> = None;
+        let mut right_agg = None;
+        let mut right_created = false;
+        let mut starts = BTreeSet::new();
+        let mut previous = None;
+        let found = self.fetch(ctx, input.key, 0, timestamp.saturating_add(1), false)?;
+        for (start, agg) in found {
+            starts.insert(start);
+            let max_timestamp = agg.1;
+            if start == 0 {
+                if max_timestamp < timestamp {
+                    previous = Some(max_timestamp);
+                }
+                combined = Some((start, agg));
+            } else if start <= timestamp {
+                right_agg = Some(agg.clone());
+                self.update(ctx, input, self.window(start), Some(agg), close_time)?;
+            } else if start == timestamp.saturating_add(1) {
+                right_created = true;
+            } else {
+                return Err(StreamsError::processing(format!(
+                    "unexpected window with start {start} found when processing record at {timestamp} in a sliding window aggregation"
+                )));
+            }
+        }
+        if right_agg.is_none()
+            && let Some((_, agg)) = &combined
+            && agg.1 > timestamp
+        {
+            right_agg = Some(agg.clone());
+        }
+        if let Some(right) = right_agg
+            && !right_created
+            && right.1 > timestamp
+        {
+            self.create_current_right(ctx, input, right)?;
+        }
+        if let Some(previous) = previous {
+            let previous_right = previous.saturating_add(1);
+            if !starts.contains(&previous_right) {
+                let agg = self.made(timestamp);
+                self.update(ctx, input, self.window(previous_right), agg, close_time)?;
+            }
+        }
+        match combined {
+            None => {
+                let agg = self.made(timestamp);
+                self.update(ctx, input, self.window(0), agg, close_time)
+            }
+            Some((start, agg)) => {
+                self.update(ctx, input, self.window(start), Some(agg), close_time)
+            }
+        }
+    }
+}
+
+/// What the scan of existing windows found, for `createWindows`.
+struct WindowsFound<VA> {
+    starts: BTreeSet<i64>,
+    left_agg: Option<Agg<VA>>,
+    right_agg: Option<Agg<VA>>,
+    left_created: bool,
+    right_created: bool,
+    previous: Option<i64>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    Processor<K, V, Windowed<K>, Change<VA>> for SlidingWindowAggregate<K, V, VA>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        record: Record<K, V>,
+    ) -> Result<()> {
+        let (Some(key), Some(value)) = (&record.key, &record.value) else {
+            // Kafka: "Skipping record due to null key or value."
+            ctx.count_dropped_record();
+            return Ok(());
+        };
+        let timestamp = record.timestamp;
+        self.observed_stream_time = self.observed_stream_time.max(timestamp);
+        let close_time = self.observed_stream_time.saturating_sub(self.grace_ms);
+        if timestamp.saturating_add(self.time_difference_ms) < close_time {
+            ctx.count_dropped_record();
+            return Ok(());
+        }
+        let input = Input {
+            record: &record,
+            key,
+            value,
+        };
+        if timestamp < self.time_difference_ms {
+            self.process_early(ctx, &input, close_time)
+        } else {
+            self.process_reverse(ctx, &input, close_time)
+        }
+    }
+}
+
+/// `SessionWindowedKStream` aggregations, Kafka's `KStreamSessionWindowAggregate`.
+pub(crate) struct SessionWindowAggregate<K, V, VA> {
+    pub(crate) store: String,
+    pub(crate) windows: SessionWindows,
+    pub(crate) fns: AggFns<K, V, VA>,
+    pub(crate) merge: MergeFn<K, VA>,
+    pub(crate) send_old: bool,
+    pub(crate) observed_stream_time: i64,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    Processor<K, V, Windowed<K>, Change<VA>> for SessionWindowAggregate<K, V, VA>
+{
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        record: Record<K, V>,
+    ) -> Result<()> {
+        let Some(key) = &record.key else {
+            ctx.count_dropped_record();
+            return Ok(());
+        };
+        if !self.fns.accepts(record.value.as_ref()) {
+            ctx.count_dropped_record();
+            return Ok(());
+        }
+        let timestamp = record.timestamp;
+        let gap = self.windows.inactivity_gap_ms();
+        self.observed_stream_time = self.observed_stream_time.max(timestamp);
+        let close_time = self
+            .observed_stream_time
+            .saturating_sub(self.windows.grace_ms())
+            .saturating_sub(gap);
+        let new_session = Window::new(timestamp, timestamp);
+        let (merged, merged_window, agg) = {
+            let store = ctx.session_store::<K, VA>(&self.store)?;
+            let mut agg = (self.fns.init)();
+            let mut window = new_session;
+            let mut merged = Vec::new();
+            for (session, value) in store.find_sessions(
+                key,
+                timestamp.saturating_sub(gap),
+                timestamp.saturating_add(gap),
+            ) {
+                agg = Some((self.merge)(key, agg, value));
+                window = Window::new(
+                    window.start.min(session.window.start),
+                    window.end.max(session.window.end),
+                );
+                merged.push((session, value.clone()));
+            }
+            (merged, window, agg)
+        };
+        if merged_window.end < close_time {
+            ctx.count_dropped_record();
+            return Ok(());
+        }
+        if merged_window != new_session {
+            for (session, value) in merged {
+                ctx.session_store::<K, VA>(&self.store)?.remove(&session)?;
+                let old = if self.send_old { Some(value) } else { None };
+                let end = session.window.end;
+                ctx.forward(Record {
+                    key: Some(session),
+                    value: Some(Change::new(None, old)),
+                    timestamp: end,
+                    headers: Headers::new(),
+                })?;
+            }
+        }
+        let Some(agg) = self.fns.apply(key, record.value.as_ref(), agg) else {
+            return Ok(());
+        };
+        let session = Windowed::new(key.clone(), merged_window);
+        ctx.session_store::<K, VA>(&self.store)?
+            .put(session.clone(), agg.clone())?;
+        ctx.forward(Record {
+            key: Some(session),
+            value: Some(Change::new(Some(agg), None)),
+            timestamp: merged_window.end,
+            headers: Headers::new(),
+        })
+    }
+}

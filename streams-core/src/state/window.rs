@@ -1,0 +1,1023 @@
+//! In-memory window stores, plain and timestamped, Kafka's
+//! `InMemoryWindowStore`.
+//!
+//! A window store keeps one value per key and *window start*. It keeps
+//! records for its *retention period*: the store tracks its own stream
+//! time, the largest window start put so far, and a window whose start is
+//! at or before `stream time - retention` is expired: puts for it are
+//! ignored and reads no longer see it. With `retain_duplicates` (as for
+//! the windows of a stream-stream join) every put adds a new entry, told
+//! apart by a sequence number, and a delete does nothing.
+//!
+//! Each change is written to the changelog with Kafka's binary key: the
+//! key's bytes, the window start as 8 bytes big-endian and a sequence
+//! number as 4 bytes big-endian (0 unless duplicates are retained); a
+//! delete writes a tombstone. [`WindowStore::restore`] replays a changelog.
+//!
+//! Within one window start, keys are ordered by `K`'s `Ord` (Kafka orders
+//! them by their serialized bytes).
+//!
+//! ```
+//! use std::time::Duration;
+//! use streams_core::serde::{I64Serde, StringSerde};
+//! use streams_core::state::{StateStore, StoreKind, Stores, WindowStore};
+//! use streams_core::StreamsConfig;
+//!
+//! let builder = Stores::window_store_builder(
+//!     "clicks",
+//!     Duration::from_millis(100),
+//!     Duration::from_millis(10),
+//!     false,
+//!     StringSerde,
+//!     I64Serde,
+//! );
+//! let mut boxed = streams_core::state::StoreBuilder::build(&builder, &StreamsConfig::default())?;
+//! assert_eq!(boxed.kind(), StoreKind::Window);
+//! let store = boxed.as_any_mut().downcast_mut::<WindowStore<String, i64>>().ok_or("type")?;
+//! store.put("a".into(), 1, 0)?;
+//! store.put("a".into(), 2, 10)?;
+//! store.put("b".into(), 3, 10)?;
+//! let a: Vec<_> = store.fetch(&"a".to_string(), 0..=10).map(|(t, v)| (t, *v)).collect();
+//! assert_eq!(a, [(0, 1), (10, 2)]);
+//! // Stream time 150: windows starting at or before 50 have expired.
+//! store.put("a".into(), 4, 150)?;
+//! assert_eq!(store.fetch(&"a".to_string(), 0..=200).count(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{
+    Changelog, StateStore, StoreBuilder, StoreContext, StoreKind, Stores, ValueAndTimestamp,
+};
+use crate::dsl::{Window, Windowed};
+use crate::error::{RecordPart, Result, StreamsError};
+use crate::record::{RawRecord, Record};
+use crate::serde::{Serde, SerdeRef};
+
+const SEQNUM_SIZE: usize = 4;
+const TIMESTAMP_SIZE: usize = 8;
+
+/// Changelog writing with raw keys, shared by the window and session stores.
+impl<K: 'static, V: 'static> Changelog<K, V> {
+    /// The changelog topic, or a name for errors when logging is off.
+    pub(crate) fn topic_or(&self, store: &str) -> String {
+        match &self.sink {
+            Some((t, _)) => t.to_string(),
+            None => format!("{store}-changelog"),
+        }
+    }
+
+    pub(crate) fn value_bytes(&self, topic: &str, value: &V) -> Result<Vec<u8>> {
+        self.value_serde
+            .serialize(topic, value)
+            .map_err(|reason| StreamsError::Serialization {
+                topic: topic.to_owned(),
+                node: None,
+                part: RecordPart::Value,
+                reason,
+            })
+    }
+
+    /// The key and value bytes of a change, when the store logs; `suffix`
+    /// is appended to the key's bytes.
+    pub(crate) fn encode_raw(
+        &self,
+        key: &K,
+        suffix: &[u8],
+        value: Option<&V>,
+    ) -> Result<Option<(Vec<u8>, Option<Vec<u8>>)>> {
+        let Some((topic, _)) = &self.sink else {
+            return Ok(None);
+        };
+        let mut key_bytes = self.key_bytes(topic, key)?;
+        key_bytes.extend_from_slice(suffix);
+        let value = value.map(|v| self.value_bytes(topic, v)).transpose()?;
+        Ok(Some((key_bytes, value)))
+    }
+
+    /// Writes an encoded change at `timestamp`, or at the current record's.
+    pub(crate) fn log_raw(
+        &self,
+        encoded: Option<(Vec<u8>, Option<Vec<u8>>)>,
+        timestamp: Option<i64>,
+    ) {
+        if let (Some((topic, ctx)), Some((key, value))) = (&self.sink, encoded) {
+            let ts = timestamp.unwrap_or_else(|| ctx.timestamp());
+            ctx.log(topic, Record::new(Some(key), value, ts));
+        }
+    }
+}
+
+/// The inclusive bounds of a time range; `None` when it is empty.
+pub(crate) fn time_bounds(range: impl RangeBounds<i64>) -> Option<(i64, i64)> {
+    let lo = match range.start_bound() {
+        Bound::Included(&x) => x,
+        Bound::Excluded(&x) => x.checked_add(1)?,
+        Bound::Unbounded => i64::MIN,
+    };
+    let hi = match range.end_bound() {
+        Bound::Included(&x) => x,
+        Bound::Excluded(&x) => x.checked_sub(1)?,
+        Bound::Unbounded => i64::MAX,
+    };
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// An error for a changelog record that cannot be a window or session
+/// store record.
+pub(crate) fn bad_changelog_key(topic: &str, offset: i64, what: &str) -> StreamsError {
+    StreamsError::InvalidArgument(format!(
+        "changelog record at {topic} offset {offset} {what}"
+    ))
+}
+
+/// The shared body of both window stores: `S` is what the store holds, `V`
+/// what the changelog carries.
+struct WindowCore<K, S, V> {
+    name: String,
+    retention_ms: i64,
+    window_size_ms: i64,
+    retain_duplicates: bool,
+    /// Window start -> (key, sequence number) -> value.
+    segments: BTreeMap<i64, BTreeMap<(K, u32), S>>,
+    observed_stream_time: i64,
+    seqnum: u32,
+    changelog: Changelog<K, V>,
+    to_log: fn(&S) -> (&V, Option<i64>),
+    from_log: fn(V, i64) -> S,
+}
+
+impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
+    /// Window starts at or before this have expired.
+    fn expired_up_to(&self) -> i64 {
+        self.observed_stream_time.saturating_sub(self.retention_ms)
+    }
+
+    /// The earliest live window start.
+    fn min_live(&self) -> i64 {
+        self.expired_up_to().saturating_add(1)
+    }
+
+    fn next_seqnum(&mut self) -> u32 {
+        if self.retain_duplicates {
+            self.seqnum = (self.seqnum + 1) & 0x7FFF_FFFF;
+            self.seqnum
+        } else {
+            0
+        }
+    }
+
+    fn put(&mut self, key: K, value: Option<S>, window_start: i64) -> Result<()> {
+        let seqnum = if self.retain_duplicates {
+            (self.seqnum + 1) & 0x7FFF_FFFF
+        } else {
+            0
+        };
+        let mut suffix = [0_u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
+        suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
+        suffix[TIMESTAMP_SIZE..].copy_from_slice(&seqnum.to_be_bytes());
+        let logged = value.as_ref().map(|s| (self.to_log)(s));
+        let encoded = self
+            .changelog
+            .encode_raw(&key, &suffix, logged.map(|(v, _)| v))?;
+        let timestamp = logged.and_then(|(_, ts)| ts);
+        let seqnum = self.next_seqnum();
+        self.apply(key, value, window_start, seqnum);
+        self.changelog.log_raw(encoded, timestamp);
+        Ok(())
+    }
+
+    /// Kafka's `InMemoryWindowStore.put`, without logging.
+    fn apply(&mut self, key: K, value: Option<S>, window_start: i64, seqnum: u32) {
+        self.observed_stream_time = self.observed_stream_time.max(window_start);
+        if window_start > self.expired_up_to() {
+            match value {
+                Some(v) => {
+                    self.segments
+                        .entry(window_start)
+                        .or_default()
+                        .insert((key, seqnum), v);
+                }
+                // A delete is a no-op when duplicates are retained.
+                None if !self.retain_duplicates => {
+                    if let Some(segment) = self.segments.get_mut(&window_start) {
+                        segment.remove(&(key, 0));
+                        if segment.is_empty() {
+                            self.segments.remove(&window_start);
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+        // Kafka keeps segments from max(0, stream time - retention + 1).
+        let min_live = self.min_live().max(0);
+        self.segments = self.segments.split_off(&min_live);
+    }
+
+    fn get(&self, key: &K, window_start: i64) -> Option<&S> {
+        if window_start <= self.expired_up_to() {
+            return None;
+        }
+        self.segments.get(&window_start)?.get(&(key.clone(), 0))
+    }
+
+    fn segments_in(
+        &self,
+        bounds: Option<(i64, i64)>,
+    ) -> impl DoubleEndedIterator<Item = (&i64, &BTreeMap<(K, u32), S>)> {
+        let bounds = bounds
+            .map(|(lo, hi)| (lo.max(self.min_live()), hi))
+            .filter(|(lo, hi)| lo <= hi);
+        bounds
+            .map(|(lo, hi)| self.segments.range(lo..=hi))
+            .into_iter()
+            .flatten()
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        key: &K,
+        bounds: Option<(i64, i64)>,
+    ) -> impl DoubleEndedIterator<Item = (i64, &'a S)> + 'a {
+        let (from, to) = ((key.clone(), 0), (key.clone(), u32::MAX));
+        self.segments_in(bounds).flat_map(move |(&start, segment)| {
+            segment
+                .range(from.clone()..=to.clone())
+                .map(move |(_, v)| (start, v))
+        })
+    }
+
+    fn windowed(&self, start: i64, key: &K) -> Windowed<K> {
+        Windowed::new(key.clone(), Window::of_size(start, self.window_size_ms))
+    }
+
+    fn fetch_all(
+        &self,
+        bounds: Option<(i64, i64)>,
+    ) -> impl DoubleEndedIterator<Item = (Windowed<K>, &S)> {
+        self.segments_in(bounds).flat_map(move |(&start, segment)| {
+            segment
+                .iter()
+                .map(move |((k, _), v)| (self.windowed(start, k), v))
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.segments_in(Some((i64::MIN, i64::MAX)))
+            .map(|(_, s)| s.len())
+            .sum()
+    }
+
+    fn restore<'a>(&mut self, records: impl IntoIterator<Item = &'a RawRecord>) -> Result<()> {
+        let topic = self.changelog.topic_or(&self.name);
+        for (offset, record) in records.into_iter().enumerate() {
+            let offset = offset as i64;
+            let Some(key) = &record.key else {
+                return Err(bad_changelog_key(&topic, offset, "has no key"));
+            };
+            let Some(key_len) = key.len().checked_sub(TIMESTAMP_SIZE + SEQNUM_SIZE) else {
+                return Err(bad_changelog_key(
+                    &topic,
+                    offset,
+                    "has a key too short for a window store (key, 8-byte window start, 4-byte sequence number)",
+                ));
+            };
+            let start = crate::dsl::windowed::read_i64(key, key_len).unwrap_or_default();
+            let mut seq = [0_u8; SEQNUM_SIZE];
+            seq.copy_from_slice(&key[key_len + TIMESTAMP_SIZE..]);
+            let seqnum = u32::from_be_bytes(seq);
+            let k = self.changelog.decode_key(&topic, offset, &key[..key_len])?;
+            let value = match &record.value {
+                Some(bytes) => {
+                    let v = self.changelog.decode_value(&topic, offset, bytes)?;
+                    Some((self.from_log)(v, record.timestamp))
+                }
+                None => None,
+            };
+            if self.retain_duplicates {
+                self.seqnum = self.seqnum.max(seqnum);
+            }
+            self.apply(k, value, start, seqnum);
+        }
+        Ok(())
+    }
+}
+
+macro_rules! window_store_common {
+    ($store:ident, $stored:ty) => {
+        impl<K: Ord + Clone + 'static, V: Clone + 'static> $store<K, V> {
+            /// The store's name.
+            pub fn name(&self) -> &str {
+                &self.core.name
+            }
+
+            /// The value of `key` in the window starting at `window_start`,
+            /// Kafka's `fetch(key, time)`; `None` once the window expired.
+            /// (With retained duplicates, the first of them.)
+            pub fn get(&self, key: &K, window_start: i64) -> Option<&$stored> {
+                if self.core.retain_duplicates {
+                    return self
+                        .core
+                        .fetch(key, Some((window_start, window_start)))
+                        .next()
+                        .map(|(_, v)| v);
+                }
+                self.core.get(key, window_start)
+            }
+
+            /// The values of `key` in the windows starting in `range` (for
+            /// example `from..=to`, as Kafka's inclusive `fetch(key, from,
+            /// to)`), by window start; `.rev()` gives Kafka's `backwardFetch`.
+            pub fn fetch<'a>(
+                &'a self,
+                key: &K,
+                range: impl RangeBounds<i64> + 'a,
+            ) -> impl DoubleEndedIterator<Item = (i64, &'a $stored)> + 'a {
+                self.core.fetch(key, time_bounds(range))
+            }
+
+            /// Every key's values in the windows starting in `range`, by
+            /// window start then key, Kafka's `fetchAll(from, to)`.
+            pub fn fetch_all<'a>(
+                &'a self,
+                range: impl RangeBounds<i64> + 'a,
+            ) -> impl DoubleEndedIterator<Item = (Windowed<K>, &'a $stored)> + 'a {
+                self.core.fetch_all(time_bounds(range))
+            }
+
+            /// Every live entry, by window start then key, Kafka's `all()`.
+            pub fn all(&self) -> impl DoubleEndedIterator<Item = (Windowed<K>, &$stored)> {
+                self.core.fetch_all(Some((i64::MIN, i64::MAX)))
+            }
+
+            /// Removes the value of `key` in the window at `window_start`
+            /// and writes a tombstone, as Kafka's `put(key, null, start)`; a
+            /// no-op (still logged) when duplicates are retained.
+            ///
+            /// # Errors
+            /// The changelog serde failed.
+            pub fn delete(&mut self, key: &K, window_start: i64) -> Result<()> {
+                self.core.put(key.clone(), None, window_start)
+            }
+
+            /// How many live entries there are.
+            pub fn approximate_num_entries(&self) -> u64 {
+                self.core.len() as u64
+            }
+
+            /// Whether there is no live entry.
+            pub fn is_empty(&self) -> bool {
+                self.core.len() == 0
+            }
+
+            /// The store's stream time: the largest window start put, or
+            /// `-1` before the first put.
+            pub fn observed_stream_time(&self) -> i64 {
+                self.core.observed_stream_time
+            }
+
+            /// The retention period, in milliseconds.
+            pub fn retention_ms(&self) -> i64 {
+                self.core.retention_ms
+            }
+
+            /// The window size, in milliseconds: a window's end is its
+            /// start plus this.
+            pub fn window_size_ms(&self) -> i64 {
+                self.core.window_size_ms
+            }
+
+            /// Whether every put is kept, even for the same key and window.
+            pub fn retains_duplicates(&self) -> bool {
+                self.core.retain_duplicates
+            }
+
+            /// Whether the store writes a changelog.
+            pub fn logging_enabled(&self) -> bool {
+                self.core.changelog.enabled
+            }
+
+            /// Replays changelog records (in offset order) into the store,
+            /// as a put each (a tombstone deletes), with the same expiry as
+            /// live puts. Nothing is written to the changelog.
+            ///
+            /// # Errors
+            /// A record without a key, a key too short for a window store
+            /// key, or bytes the serdes cannot decode (named by changelog
+            /// topic and offset).
+            pub fn restore<'a>(
+                &mut self,
+                records: impl IntoIterator<Item = &'a RawRecord>,
+            ) -> Result<()> {
+                self.core.restore(records)
+            }
+        }
+
+        impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for $store<K, V> {
+            fn name(&self) -> &str {
+                &self.core.name
+            }
+            fn kind(&self) -> StoreKind {
+                StoreKind::Window
+            }
+            fn init(&mut self, context: &StoreContext) -> Result<()> {
+                let name = self.core.name.clone();
+                self.core.changelog.init(&name, context);
+                Ok(())
+            }
+            fn as_any(&self) -> &dyn Any {
+                self
+            }
+            fn as_any_mut(&mut self) -> &mut dyn Any {
+                self
+            }
+        }
+
+        impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for $store<K, V> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($store))
+                    .field("name", &self.core.name)
+                    .field("retention_ms", &self.core.retention_ms)
+                    .field("window_size_ms", &self.core.window_size_ms)
+                    .field("observed_stream_time", &self.core.observed_stream_time)
+                    .field("segments", &self.core.segments)
+                    .finish()
+            }
+        }
+    };
+}
+
+/// The settings of a window store, checked as Kafka's `Stores.inMemoryWindowStore`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WindowParams {
+    pub(crate) retention_ms: i64,
+    pub(crate) window_size_ms: i64,
+    pub(crate) retain_duplicates: bool,
+}
+
+impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
+    fn new(
+        name: &str,
+        params: WindowParams,
+        changelog: Changelog<K, V>,
+        to_log: fn(&S) -> (&V, Option<i64>),
+        from_log: fn(V, i64) -> S,
+    ) -> Self {
+        WindowCore {
+            name: name.to_owned(),
+            retention_ms: params.retention_ms,
+            window_size_ms: params.window_size_ms,
+            retain_duplicates: params.retain_duplicates,
+            segments: BTreeMap::new(),
+            observed_stream_time: -1,
+            seqnum: 0,
+            changelog,
+            to_log,
+            from_log,
+        }
+    }
+}
+
+/// An in-memory window store, Kafka's `WindowStore` with an in-memory
+/// supplier; build one with [`Stores::window_store_builder`].
+///
+/// It keeps one value per key and *window start*, for its *retention
+/// period*: the store tracks its own stream time, the largest window start
+/// put so far, and a window whose start is at or before `stream time -
+/// retention` is expired: puts for it are ignored and reads no longer see
+/// it. With `retain_duplicates` (as for the windows of a stream-stream
+/// join) every put adds a new entry, told apart by a sequence number, and
+/// a delete does nothing.
+///
+/// Each change is written to the changelog with Kafka's binary key: the
+/// key's bytes, the window start as 8 bytes big-endian and a sequence
+/// number as 4 bytes big-endian (0 unless duplicates are retained); a
+/// delete writes a tombstone. [`WindowStore::restore`] replays a
+/// changelog. Within one window start, keys are ordered by `K`'s `Ord`
+/// (Kafka orders them by their serialized bytes).
+pub struct WindowStore<K, V> {
+    core: WindowCore<K, V, V>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStore<K, V> {
+    pub(crate) fn new(name: &str, params: WindowParams, changelog: Changelog<K, V>) -> Self {
+        WindowStore {
+            core: WindowCore::new(name, params, changelog, |v| (v, None), |v, _| v),
+        }
+    }
+
+    /// Puts `value` for `key` in the window starting at `window_start`,
+    /// Kafka's `put(key, value, windowStart)`, and writes it to the
+    /// changelog at the current record's timestamp. A put for an expired
+    /// window is ignored (and still logged, as Kafka does).
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put(&mut self, key: K, value: V, window_start: i64) -> Result<()> {
+        self.core.put(key, Some(value), window_start)
+    }
+}
+
+window_store_common!(WindowStore, V);
+
+/// An in-memory window store whose values keep the timestamp of the
+/// record that wrote them, Kafka's `TimestampedWindowStore`: the store of
+/// the DSL's windowed aggregations. Changelog records carry the value's
+/// own timestamp.
+pub struct TimestampedWindowStore<K, V> {
+    core: WindowCore<K, ValueAndTimestamp<V>, V>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> {
+    pub(crate) fn new(name: &str, params: WindowParams, changelog: Changelog<K, V>) -> Self {
+        TimestampedWindowStore {
+            core: WindowCore::new(
+                name,
+                params,
+                changelog,
+                |vt| (&vt.value, Some(vt.timestamp)),
+                ValueAndTimestamp::new,
+            ),
+        }
+    }
+
+    /// Puts `value` at `timestamp` for `key` in the window starting at
+    /// `window_start`. A put for an expired window is ignored (and still
+    /// logged, as Kafka does).
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put(&mut self, key: K, value: V, timestamp: i64, window_start: i64) -> Result<()> {
+        self.core.put(
+            key,
+            Some(ValueAndTimestamp::new(value, timestamp)),
+            window_start,
+        )
+    }
+}
+
+window_store_common!(TimestampedWindowStore, ValueAndTimestamp<V>);
+
+/// Checks window store settings as Kafka's `Stores.inMemoryWindowStore`.
+pub(crate) fn window_params(
+    name: &str,
+    retention: Duration,
+    window_size: Duration,
+    retain_duplicates: bool,
+) -> Result<WindowParams> {
+    let retention_ms = crate::dsl::windows::millis(retention, "retention period")?;
+    let window_size_ms = crate::dsl::windows::millis(window_size, "window size")?;
+    if window_size_ms > retention_ms {
+        return Err(StreamsError::InvalidArgument(format!(
+            "the retention period of the window store {name} must be no smaller than its window size; \
+             got size=[{window_size_ms}], retention=[{retention_ms}]"
+        )));
+    }
+    Ok(WindowParams {
+        retention_ms,
+        window_size_ms,
+        retain_duplicates,
+    })
+}
+
+/// Builds window stores; see [`Stores::window_store_builder`].
+pub struct WindowStoreBuilder<K, V> {
+    name: String,
+    retention: Duration,
+    window_size: Duration,
+    retain_duplicates: bool,
+    timestamped: bool,
+    changelog: Changelog<K, V>,
+}
+
+impl<K, V> fmt::Debug for WindowStoreBuilder<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WindowStoreBuilder")
+            .field("name", &self.name)
+            .field("retention", &self.retention)
+            .field("window_size", &self.window_size)
+            .field("retain_duplicates", &self.retain_duplicates)
+            .field("timestamped", &self.timestamped)
+            .field("logging", &self.changelog.enabled)
+            .finish()
+    }
+}
+
+impl<K, V> WindowStoreBuilder<K, V> {
+    /// Stores built will not write a changelog.
+    pub fn with_logging_disabled(mut self) -> Self {
+        self.changelog.enabled = false;
+        self
+    }
+
+    /// Stores built write a changelog (the default).
+    pub fn with_logging_enabled(mut self) -> Self {
+        self.changelog.enabled = true;
+        self
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for WindowStoreBuilder<K, V> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn logging_enabled(&self) -> bool {
+        self.changelog.enabled
+    }
+
+    fn build(&self, _config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
+        let params = window_params(
+            &self.name,
+            self.retention,
+            self.window_size,
+            self.retain_duplicates,
+        )?;
+        Ok(if self.timestamped {
+            Box::new(TimestampedWindowStore::new(
+                &self.name,
+                params,
+                self.changelog.clone(),
+            ))
+        } else {
+            Box::new(WindowStore::new(&self.name, params, self.changelog.clone()))
+        })
+    }
+}
+
+impl Stores {
+    /// A builder of in-memory [`WindowStore`]s named `name`, keeping
+    /// windows of `window_size` for `retention` (which must be at least the
+    /// window size), and every put when `retain_duplicates` (for joins),
+    /// Kafka's `windowStoreBuilder(inMemoryWindowStore(..), ..)`. Invalid
+    /// settings are reported when the store is built.
+    pub fn window_store_builder<K, V>(
+        name: &str,
+        retention: Duration,
+        window_size: Duration,
+        retain_duplicates: bool,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> WindowStoreBuilder<K, V>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        WindowStoreBuilder {
+            name: name.to_owned(),
+            retention,
+            window_size,
+            retain_duplicates,
+            timestamped: false,
+            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
+        }
+    }
+
+    /// As [`Stores::window_store_builder`], for [`TimestampedWindowStore`]s.
+    pub fn timestamped_window_store_builder<K, V>(
+        name: &str,
+        retention: Duration,
+        window_size: Duration,
+        retain_duplicates: bool,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> WindowStoreBuilder<K, V>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        WindowStoreBuilder {
+            timestamped: true,
+            ..Self::window_store_builder(
+                name,
+                retention,
+                window_size,
+                retain_duplicates,
+                key_serde,
+                value_serde,
+            )
+        }
+    }
+}
+
+/// The store of a DSL windowed aggregation: timestamped, serdes resolved
+/// when the task starts.
+pub(crate) struct DslWindowStoreBuilder<K, V> {
+    pub(crate) name: String,
+    pub(crate) params: WindowParams,
+    pub(crate) key_serde: Option<SerdeRef<K>>,
+    pub(crate) value_serde: Option<SerdeRef<V>>,
+    pub(crate) logging: bool,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowStoreBuilder<K, V> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn logging_enabled(&self) -> bool {
+        self.logging
+    }
+
+    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
+        let node = format!("store {}", self.name);
+        let mut changelog = Changelog::new(
+            crate::topology::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+        );
+        changelog.enabled = self.logging;
+        Ok(Box::new(TimestampedWindowStore::new(
+            &self.name,
+            self.params,
+            changelog,
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ProducedRecord;
+    use crate::serde::{I64Serde, StringSerde};
+    use proptest::prelude::*;
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    fn context() -> (
+        StoreContext,
+        Rc<RefCell<Vec<ProducedRecord>>>,
+        Rc<Cell<i64>>,
+    ) {
+        let produced = Rc::new(RefCell::new(Vec::new()));
+        let timestamp = Rc::new(Cell::new(0));
+        (
+            StoreContext {
+                produced: produced.clone(),
+                timestamp: timestamp.clone(),
+                application_id: "app".into(),
+            },
+            produced,
+            timestamp,
+        )
+    }
+
+    fn params(retention_ms: i64, window_size_ms: i64, retain_duplicates: bool) -> WindowParams {
+        WindowParams {
+            retention_ms,
+            window_size_ms,
+            retain_duplicates,
+        }
+    }
+
+    fn store(retention: i64, size: i64, dups: bool) -> WindowStore<String, i64> {
+        WindowStore::new(
+            "w",
+            params(retention, size, dups),
+            Changelog::new(Arc::new(StringSerde), Arc::new(I64Serde)),
+        )
+    }
+
+    fn timestamped(retention: i64, size: i64, dups: bool) -> TimestampedWindowStore<String, i64> {
+        TimestampedWindowStore::new(
+            "w",
+            params(retention, size, dups),
+            Changelog::new(Arc::new(StringSerde), Arc::new(I64Serde)),
+        )
+    }
+
+    fn k(s: &str) -> String {
+        s.to_owned()
+    }
+
+    #[test]
+    fn fetch_by_key_and_time_range_in_time_order() -> Result<()> {
+        let mut s = store(100, 10, false);
+        for (key, value, start) in [("a", 1, 20), ("b", 2, 10), ("a", 3, 0), ("a", 4, 10)] {
+            s.put(k(key), value, start)?;
+        }
+        let fetched: Vec<_> = s.fetch(&k("a"), 0..=20).map(|(t, v)| (t, *v)).collect();
+        assert_eq!(fetched, [(0, 3), (10, 4), (20, 1)]);
+        let backward: Vec<_> = s.fetch(&k("a"), 5..=20).rev().map(|(t, _)| t).collect();
+        assert_eq!(backward, [20, 10]);
+        assert_eq!(s.get(&k("b"), 10), Some(&2));
+        assert_eq!(s.get(&k("b"), 0), None);
+        let all: Vec<_> = s.fetch_all(10..=10).map(|(w, v)| (w, *v)).collect();
+        assert_eq!(
+            all,
+            [
+                (Windowed::new(k("a"), Window::new(10, 20)), 4),
+                (Windowed::new(k("b"), Window::new(10, 20)), 2)
+            ]
+        );
+        // An inverted range is empty, not a panic.
+        let (from, to) = (20, 0);
+        assert_eq!(s.fetch(&k("a"), from..=to).count(), 0);
+        assert_eq!(s.approximate_num_entries(), 4);
+        Ok(())
+    }
+
+    // Kafka's AbstractWindowBytesStoreTest.shouldNotIncludeDeletedFromRangeResult
+    // and the in-memory store's expiry (InMemoryWindowStoreTest.shouldExpire...).
+    #[test]
+    fn windows_expire_after_retention() -> Result<()> {
+        let mut s = store(3, 1, false);
+        s.put(k("a"), 0, 0)?;
+        s.put(k("b"), 1, 1)?;
+        s.put(k("c"), 2, 2)?;
+        s.put(k("d"), 3, 3)?;
+        // Stream time 3, retention 3: start 0 expired (0 <= 3 - 3).
+        let keys: Vec<_> = s.all().map(|(w, _)| (w.key, w.window.start)).collect();
+        assert_eq!(keys, [(k("b"), 1), (k("c"), 2), (k("d"), 3)]);
+        assert_eq!(s.get(&k("a"), 0), None);
+        // A put for an expired window is ignored.
+        s.put(k("z"), 9, 0)?;
+        assert_eq!(s.get(&k("z"), 0), None);
+        s.put(k("e"), 4, 5)?;
+        let keys: Vec<_> = s.all().map(|(w, _)| w.key).collect();
+        assert_eq!(keys, [k("d"), k("e")]);
+        s.delete(&k("d"), 3)?;
+        assert_eq!(s.fetch_all(..).count(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn duplicates_are_retained_with_sequence_numbers() -> Result<()> {
+        let (ctx, produced, _) = context();
+        let mut s = store(100, 10, true);
+        s.init(&ctx)?;
+        s.put(k("a"), 1, 0)?;
+        s.put(k("a"), 2, 0)?;
+        s.delete(&k("a"), 0)?;
+        let values: Vec<_> = s.fetch(&k("a"), 0..=0).map(|(_, v)| *v).collect();
+        assert_eq!(values, [1, 2]);
+        let keys: Vec<_> = produced
+            .borrow()
+            .iter()
+            .map(|p| p.record.key.clone().unwrap_or_default())
+            .collect();
+        let key = |seq: u32| [&b"a"[..], &0_i64.to_be_bytes(), &seq.to_be_bytes()].concat();
+        assert_eq!(keys, [key(1), key(2), key(3)]);
+        Ok(())
+    }
+
+    #[test]
+    fn changelog_uses_kafkas_window_key_and_tombstones() -> Result<()> {
+        let (ctx, produced, ts) = context();
+        let mut s = store(100, 10, false);
+        s.init(&ctx)?;
+        ts.set(42);
+        s.put(k("k"), 7, 10)?;
+        s.delete(&k("k"), 10)?;
+        let records: Vec<_> = produced.borrow().iter().cloned().collect();
+        assert_eq!(&*records[0].topic, "app-w-changelog");
+        let key = [&b"k"[..], &10_i64.to_be_bytes(), &0_u32.to_be_bytes()].concat();
+        assert_eq!(records[0].record.key.as_deref(), Some(&key[..]));
+        assert_eq!(records[0].record.value, Some(7_i64.to_be_bytes().to_vec()));
+        assert_eq!(records[0].record.timestamp, 42);
+        assert_eq!(records[1].record.key.as_deref(), Some(&key[..]));
+        assert_eq!(records[1].record.value, None);
+        Ok(())
+    }
+
+    #[test]
+    fn timestamped_changelog_carries_the_value_timestamp() -> Result<()> {
+        let (ctx, produced, _) = context();
+        let mut s = timestamped(100, 10, false);
+        s.init(&ctx)?;
+        s.put(k("k"), 7, 99, 10)?;
+        assert_eq!(produced.borrow()[0].record.timestamp, 99);
+        let raw: Vec<RawRecord> = produced.borrow().iter().map(|p| p.record.clone()).collect();
+        let mut restored = timestamped(100, 10, false);
+        restored.restore(&raw)?;
+        assert_eq!(
+            restored.get(&k("k"), 10),
+            Some(&ValueAndTimestamp::new(7, 99))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn restore_rejects_bad_keys() {
+        let mut s = store(100, 10, false);
+        let short = RawRecord::new(Some(vec![1, 2, 3]), Some(vec![0; 8]), 0);
+        let err = s.restore([&short]).err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("w-changelog offset 0")));
+        let keyless = RawRecord::new(None, Some(vec![0; 8]), 0);
+        assert!(s.restore([&keyless]).is_err());
+    }
+
+    #[test]
+    fn builder_checks_retention_against_window_size() {
+        let b = Stores::window_store_builder(
+            "w",
+            Duration::from_millis(5),
+            Duration::from_millis(10),
+            false,
+            StringSerde,
+            I64Serde,
+        );
+        let err = b.build(&crate::StreamsConfig::default()).err();
+        assert!(err.is_some_and(|e| e.to_string().contains("no smaller than its window size")));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Put(u8, i64, i64),
+        Delete(u8, i64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0..4_u8, any::<i64>(), 0..60_i64).prop_map(|(k, v, t)| Op::Put(k, v, t)),
+            1 => (0..4_u8, 0..60_i64).prop_map(|(k, t)| Op::Delete(k, t)),
+        ]
+    }
+
+    fn snapshot<V: Clone>(
+        all: impl Iterator<Item = (Windowed<String>, V)>,
+    ) -> Vec<(Windowed<String>, V)> {
+        all.collect()
+    }
+
+    proptest! {
+        /// For any puts and deletes, a window store restored from its
+        /// changelog equals the original.
+        #[test]
+        fn restored_from_changelog_equals_original(
+            ops in proptest::collection::vec(op(), 0..60),
+            retention in 10..80_i64,
+            dups in any::<bool>(),
+        ) {
+            let (ctx, produced, ts) = context();
+            let mut original = timestamped(retention, 10, dups);
+            original.init(&ctx).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            for (i, op) in ops.iter().enumerate() {
+                ts.set(i as i64);
+                let result = match op {
+                    Op::Put(key, v, t) => original.put(format!("k{key}"), *v, *t + 1000, *t),
+                    Op::Delete(key, t) => original.delete(&format!("k{key}"), *t),
+                };
+                result.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            let raw: Vec<RawRecord> = produced.borrow().iter().map(|p| p.record.clone()).collect();
+            let mut restored = timestamped(retention, 10, dups);
+            restored.restore(&raw).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(
+                snapshot(original.all().map(|(w, v)| (w, v.clone()))),
+                snapshot(restored.all().map(|(w, v)| (w, v.clone())))
+            );
+            prop_assert_eq!(original.observed_stream_time(), restored.observed_stream_time());
+            for key in 0..4 {
+                let key = format!("k{key}");
+                let a: Vec<_> = original.fetch(&key, ..).map(|(t, v)| (t, v.clone())).collect();
+                let b: Vec<_> = restored.fetch(&key, ..).map(|(t, v)| (t, v.clone())).collect();
+                prop_assert_eq!(a, b);
+            }
+        }
+
+        /// A plain window store against a naive model: the last put per
+        /// key and start wins, a delete removes, and only windows after
+        /// `max start - retention` are visible.
+        #[test]
+        fn window_store_matches_a_model(
+            ops in proptest::collection::vec(op(), 0..60),
+            retention in 10..80_i64,
+        ) {
+            let mut s = store(retention, 10, false);
+            let mut model: BTreeMap<(i64, String), i64> = BTreeMap::new();
+            let mut time = -1_i64;
+            for op in &ops {
+                match op {
+                    Op::Put(key, v, t) => {
+                        s.put(format!("k{key}"), *v, *t).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        time = time.max(*t);
+                        if *t > time - retention {
+                            model.insert((*t, format!("k{key}")), *v);
+                        }
+                    }
+                    Op::Delete(key, t) => {
+                        s.delete(&format!("k{key}"), *t).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        time = time.max(*t);
+                        if *t > time - retention {
+                            model.remove(&(*t, format!("k{key}")));
+                        }
+                    }
+                }
+            }
+            let expected: Vec<_> = model
+                .into_iter()
+                .filter(|((t, _), _)| *t > time - retention)
+                .map(|((t, k), v)| (Windowed::new(k, Window::of_size(t, 10)), v))
+                .collect();
+            let actual: Vec<_> = s.all().map(|(w, v)| (w, *v)).collect();
+            prop_assert_eq!(actual, expected);
+        }
+    }
+}
