@@ -137,13 +137,6 @@ pub struct KnownGap {
 /// ([`Field::NodeNames`]).
 pub const KNOWN_GAPS: &[KnownGap] = &[
     KnownGap {
-        scenario: "to_topic_name_extractor",
-        field: Field::Describe,
-        reason: "Kafka prints the extractor's toString() (`extractor class: FirstCharTopicExtractor`); \
-                 `KStream::to_dynamic` shows `std::any::type_name_of_val` of the closure or fn \
-                 (streams-core/src/dsl/kstream.rs, `to_dynamic_with`) and has no way to give it a name",
-    },
-    KnownGap {
         scenario: "null_keys_and_values",
         field: Field::NodeNames,
         reason: "adapted (see ADAPTED): the null-aware mapValues and filter are `process` nodes, \
@@ -206,8 +199,7 @@ pub const ADAPTED: &[(&str, &str)] = &[
 /// it through [`Recorder::start`] and the harness compares it with the
 /// golden's byte for byte.
 fn describe_of(topology: &Topology) -> Option<String> {
-    let _ = topology;
-    None
+    Some(topology.describe().to_string())
 }
 
 // ---------------------------------------------------------------------------

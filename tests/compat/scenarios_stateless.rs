@@ -366,16 +366,24 @@ fn to_fixed_topic() -> ScenarioResult {
     g.finish(driver)
 }
 
-/// The oracle's `FirstCharTopicExtractor`: `"out-" + value.substring(0, 1)`.
-fn first_char_topic_extractor(r: &Record<S, S>) -> S {
-    format!("out-{}", first_char(show(r.value.as_ref())))
+/// The oracle's `FirstCharTopicExtractor`: `"out-" + value.substring(0, 1)`,
+/// named as Kafka prints it.
+struct FirstCharTopicExtractor;
+
+impl streams_core::topology::TopicNameExtractor<S, S> for FirstCharTopicExtractor {
+    fn extract(&self, r: &Record<S, S>) -> S {
+        format!("out-{}", first_char(show(r.value.as_ref())))
+    }
+
+    fn name(&self) -> String {
+        "FirstCharTopicExtractor".to_owned()
+    }
 }
 
 fn to_topic_name_extractor() -> ScenarioResult {
     let mut g = Recorder::new();
     let b = StreamsBuilder::new();
-    b.stream::<S, S>("in")
-        .to_dynamic(first_char_topic_extractor);
+    b.stream::<S, S>("in").to_dynamic(FirstCharTopicExtractor);
     let driver = g.start(b.build()?)?;
     let i = input(&driver, "in");
     i.pipe_key_value_at("k1", "x1", 0);
