@@ -497,20 +497,25 @@ impl StreamTask {
         if self.closed {
             return Err(StreamsError::Closed("task"));
         }
-        let source = self
-            .source_for(topic)
-            .ok_or_else(|| StreamsError::UnknownTopic {
-                topic: topic.to_owned(),
-                known: self
-                    .source_topics()
-                    .into_iter()
-                    .chain(self.source_patterns())
-                    .map(str::to_owned)
-                    .collect(),
-            })?;
-        let topic: Arc<str> = match self.sources.iter().find(|(t, _)| &**t == topic) {
-            Some((t, _)) => t.clone(),
-            None => Arc::from(topic),
+        // One pass: the source and the topic name it shares (a pattern
+        // source gets the name of the topic matched).
+        let named = self.sources.iter().find(|(t, _)| &**t == topic);
+        let (topic, source): (Arc<str>, usize) = match named {
+            Some((t, n)) => (t.clone(), *n),
+            None => match self.source_for(topic) {
+                Some(n) => (Arc::from(topic), n),
+                None => {
+                    return Err(StreamsError::UnknownTopic {
+                        topic: topic.to_owned(),
+                        known: self
+                            .source_topics()
+                            .into_iter()
+                            .chain(self.source_patterns())
+                            .map(str::to_owned)
+                            .collect(),
+                    });
+                }
+            },
         };
         let metadata = RecordMetadata {
             topic,

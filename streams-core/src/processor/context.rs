@@ -149,13 +149,8 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         &self,
         name: &str,
     ) -> Result<RefMut<'a, KeyValueStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "key-value store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.store_lookup()
+            .typed::<_, KS, VS>("key-value store", name)
     }
 
     /// The timestamped key-value store `name`, which must be connected to
@@ -167,13 +162,8 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         &self,
         name: &str,
     ) -> Result<RefMut<'a, TimestampedKeyValueStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "timestamped key-value store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.store_lookup()
+            .typed::<_, KS, VS>("timestamped key-value store", name)
     }
 
     /// The window store `name`, which must be connected to this processor.
@@ -184,13 +174,7 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         &self,
         name: &str,
     ) -> Result<RefMut<'a, WindowStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "window store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.store_lookup().typed::<_, KS, VS>("window store", name)
     }
 
     /// The timestamped window store `name` (the store of a DSL windowed
@@ -202,13 +186,8 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         &self,
         name: &str,
     ) -> Result<RefMut<'a, TimestampedWindowStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "timestamped window store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.store_lookup()
+            .typed::<_, KS, VS>("timestamped window store", name)
     }
 
     /// The session store `name`, which must be connected to this processor.
@@ -219,13 +198,8 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         &self,
         name: &str,
     ) -> Result<RefMut<'a, SessionStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "session store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.store_lookup()
+            .typed::<_, KS, VS>("session store", name)
     }
 
     /// The store `name` as type `S`, for stores of any kind, your own too.
@@ -233,14 +207,11 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     /// # Errors
     /// As [`ProcessorContext::key_value_store`].
     pub fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
-        self.task.store(Some(self.node), name, || {
-            std::any::type_name::<S>().to_owned()
-        })
+        self.store_lookup().state_store(name)
     }
 
     /// Store access that does not depend on this context's types, for
     /// DSL value getters.
-    #[allow(dead_code, reason = "the value getters of table joins use it")]
     pub(crate) fn store_lookup(&self) -> StoreLookup<'a> {
         StoreLookup {
             task: self.task,
@@ -319,55 +290,51 @@ pub(crate) struct StoreLookup<'a> {
 }
 
 impl<'a> StoreLookup<'a> {
-    /// The timestamped window store `name`, for the value getters of
-    /// windowed tables.
-    #[allow(dead_code, reason = "the value getters of table joins use it")]
-    pub(crate) fn timestamped_window<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+    /// The store `name` as `S`, a built-in store of `kind` over `KS`, `VS`
+    /// (the kind and types name what was asked for in a type error).
+    pub(crate) fn typed<S: StateStore, KS, VS>(
         &self,
+        kind: &str,
         name: &str,
-    ) -> Result<RefMut<'a, TimestampedWindowStore<KS, VS>>> {
+    ) -> Result<RefMut<'a, S>> {
         self.task.store(Some(self.node), name, || {
             format!(
-                "timestamped window store<{}, {}>",
+                "{kind}<{}, {}>",
                 std::any::type_name::<KS>(),
                 std::any::type_name::<VS>()
             )
         })
     }
 
-    /// The store `name` as type `S`, for the value getters of suppressed tables.
-    #[allow(dead_code, reason = "the value getters of table joins use it")]
+    /// The store `name` as type `S`, for stores of any kind.
     pub(crate) fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
         self.task.store(Some(self.node), name, || {
             std::any::type_name::<S>().to_owned()
         })
     }
 
+    /// The timestamped window store `name`, for the value getters of
+    /// windowed tables.
+    pub(crate) fn timestamped_window<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, TimestampedWindowStore<KS, VS>>> {
+        self.typed::<_, KS, VS>("timestamped window store", name)
+    }
+
     /// The session store `name`, for the value getters of session tables.
-    #[allow(dead_code, reason = "the value getters of table joins use it")]
     pub(crate) fn session<KS: Ord + Clone + 'static, VS: Clone + 'static>(
         &self,
         name: &str,
     ) -> Result<RefMut<'a, SessionStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "session store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.typed::<_, KS, VS>("session store", name)
     }
 
+    /// The timestamped key-value store `name`, for the value getters of tables.
     pub(crate) fn timestamped<KS: Ord + Clone + 'static, VS: Clone + 'static>(
         &self,
         name: &str,
     ) -> Result<RefMut<'a, TimestampedKeyValueStore<KS, VS>>> {
-        self.task.store(Some(self.node), name, || {
-            format!(
-                "timestamped key-value store<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
-        })
+        self.typed::<_, KS, VS>("timestamped key-value store", name)
     }
 }
