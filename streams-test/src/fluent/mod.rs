@@ -88,6 +88,8 @@
 //! ```
 
 mod input;
+mod output;
+mod record_assert;
 mod report;
 mod snapshot;
 mod store_assert;
@@ -96,8 +98,10 @@ mod table_assert;
 mod test_topology;
 
 pub use input::TestInput;
+pub use output::TestOutput;
+pub use record_assert::RecordAssert;
 pub use snapshot::{REDACTED, Snapshot};
 pub use store_assert::StoreAssert;
-pub use stream_assert::{IntoKeyValue, RecordAssert, TestOutput};
+pub use stream_assert::IntoKeyValue;
 pub use table_assert::TableAssert;
 pub use test_topology::{IntoTopology, TestTopology};

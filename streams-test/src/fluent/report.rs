@@ -7,7 +7,7 @@ use std::fmt::{self, Debug};
 use pretty_assertions::StrComparison;
 use streams_core::Headers;
 
-use crate::TestRecord;
+use crate::{KeyValue, TestRecord};
 
 /// How many records or entries a failure message lists before it says
 /// how many more there are.
@@ -80,6 +80,15 @@ pub(crate) fn record_line<K: Debug, V: Debug>(offset: i64, record: &TestRecord<K
         line.push_str(&format!(", headers {}", headers(&record.headers)));
     }
     line
+}
+
+/// One line per key-value, for the diff of two lists of records.
+pub(crate) fn key_value_lines<K: Debug, V: Debug>(records: &[KeyValue<K, V>]) -> String {
+    records
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A decoded record, or why it could not be decoded.

@@ -1,0 +1,220 @@
+//! [`RecordAssert`]: the checks on one record read from an output topic.
+
+use std::fmt::Debug;
+
+use super::TestOutput;
+use super::report::{
+    Nullable, decoded_line, expected_actual, fail, header_value, headers, listing_lines,
+    record_line,
+};
+use crate::TestRecord;
+
+/// Checks on one record read from an output topic, bakdata's
+/// `expectNextRecord()` chain. Each check returns the record again;
+/// [`and`](RecordAssert::and) goes back to the topic for the next one.
+///
+/// ```
+/// use streams_core::StreamsBuilder;
+/// use streams_test::TestTopology;
+///
+/// let topology = TestTopology::new(|b: &StreamsBuilder| {
+///     b.stream::<String, String>("in").map_values(|v| v.repeat(2)).to("out");
+/// })?;
+/// topology.input().at(42).with_header("source", "test").add("k", "ab");
+/// let record = topology
+///     .output()
+///     .expect_next_record()
+///     .has_key("k")
+///     .has_value("abab")
+///     .has_value_matching(|v| v.len() == 4)
+///     .has_timestamp(42)
+///     .has_header("source", "test");
+/// assert_eq!(record.offset(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RecordAssert<'t, K, V> {
+    output: TestOutput<'t, K, V>,
+    offset: i64,
+    record: TestRecord<K, V>,
+}
+
+impl<K: Debug, V: Debug> std::fmt::Debug for RecordAssert<'_, K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordAssert")
+            .field("topic", &self.output.topic)
+            .field("offset", &self.offset)
+            .field("record", &self.record)
+            .finish()
+    }
+}
+
+impl<'t, K: Debug + 'static, V: Debug + 'static> RecordAssert<'t, K, V> {
+    pub(super) fn new(output: TestOutput<'t, K, V>, offset: i64, record: TestRecord<K, V>) -> Self {
+        RecordAssert {
+            output,
+            offset,
+            record,
+        }
+    }
+
+    /// The record's offset in its topic.
+    pub fn offset(&self) -> i64 {
+        self.offset
+    }
+
+    /// The record.
+    pub fn record(&self) -> &TestRecord<K, V> {
+        &self.record
+    }
+
+    /// The record, taken out.
+    pub fn into_record(self) -> TestRecord<K, V> {
+        self.record
+    }
+
+    /// Back to the topic, for the next record or a list check.
+    pub fn and(self) -> TestOutput<'t, K, V> {
+        self.output
+    }
+
+    #[track_caller]
+    fn failed(&self, what: &str, detail: String) -> ! {
+        let mut lines = vec![record_line(self.offset, &self.record)];
+        lines.extend(self.output.peek().iter().map(decoded_line));
+        fail(format!(
+            "record at offset {} of topic `{}`: {what}\n{detail}\n\n{}",
+            self.offset,
+            self.output.topic,
+            listing_lines(&self.output.topic, Some(self.offset), lines)
+        ))
+    }
+
+    /// Checks the key.
+    ///
+    /// # Panics
+    /// If the key differs (or is null).
+    #[track_caller]
+    pub fn has_key(self, key: impl Into<K>) -> Self
+    where
+        K: PartialEq,
+    {
+        let expected = key.into();
+        if self.record.key.as_ref() != Some(&expected) {
+            self.failed(
+                "the key is not the expected one",
+                expected_actual(&expected, &Nullable(self.record.key.as_ref())),
+            );
+        }
+        self
+    }
+
+    /// Checks that the key is null.
+    ///
+    /// # Panics
+    /// If the key is not null.
+    #[track_caller]
+    pub fn has_null_key(self) -> Self {
+        if let Some(key) = &self.record.key {
+            self.failed(
+                "the key is not the expected one",
+                expected_actual(&Nullable::<K>(None), key),
+            );
+        }
+        self
+    }
+
+    /// Checks the value.
+    ///
+    /// # Panics
+    /// If the value differs (or the record is a tombstone).
+    #[track_caller]
+    pub fn has_value(self, value: impl Into<V>) -> Self
+    where
+        V: PartialEq,
+    {
+        let expected = value.into();
+        if self.record.value.as_ref() != Some(&expected) {
+            self.failed(
+                "the value is not the expected one",
+                expected_actual(&expected, &Nullable(self.record.value.as_ref())),
+            );
+        }
+        self
+    }
+
+    /// Checks that the value passes `predicate`.
+    ///
+    /// # Panics
+    /// If it does not, or the record is a tombstone.
+    #[track_caller]
+    pub fn has_value_matching(self, predicate: impl FnOnce(&V) -> bool) -> Self {
+        let matches = self.record.value.as_ref().is_some_and(predicate);
+        if !matches {
+            self.failed(
+                "the value does not match the predicate",
+                format!("value: {:#?}", Nullable(self.record.value.as_ref())),
+            );
+        }
+        self
+    }
+
+    /// Checks that the record is a tombstone: its value is null.
+    ///
+    /// # Panics
+    /// If it has a value.
+    #[track_caller]
+    pub fn is_tombstone(self) -> Self {
+        if let Some(value) = &self.record.value {
+            self.failed(
+                "the value is not the expected one",
+                expected_actual(&Nullable::<V>(None), value),
+            );
+        }
+        self
+    }
+
+    /// Checks the timestamp (epoch millis).
+    ///
+    /// # Panics
+    /// If it differs.
+    #[track_caller]
+    pub fn has_timestamp(self, timestamp: i64) -> Self {
+        let actual = self.record.timestamp.unwrap_or(-1);
+        if actual != timestamp {
+            self.failed(
+                "the timestamp is not the expected one",
+                expected_actual(&timestamp, &actual),
+            );
+        }
+        self
+    }
+
+    /// Checks the value of the last header with this key.
+    ///
+    /// # Panics
+    /// If there is no such header or its value differs.
+    #[track_caller]
+    pub fn has_header(self, key: &str, value: impl AsRef<[u8]>) -> Self {
+        let expected = value.as_ref();
+        match self.record.headers.last_header(key) {
+            Some(h) if h.value.as_deref() == Some(expected) => {}
+            Some(h) => self.failed(
+                &format!("header `{key}` is not the expected one"),
+                format!(
+                    "expected: {}\n  actual: {}",
+                    header_value(Some(expected)),
+                    header_value(h.value.as_deref())
+                ),
+            ),
+            None => self.failed(
+                &format!("there is no header `{key}`"),
+                format!(
+                    "expected: {}\n  actual headers: {}",
+                    header_value(Some(expected)),
+                    headers(&self.record.headers)
+                ),
+            ),
+        }
+        self
+    }
+}
