@@ -54,17 +54,21 @@ pub fn topology() -> Result<Topology> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use std::collections::HashMap;
     use streams_core::StreamsConfig;
-    use streams_test::{KeyValue, TopologyTestDriver};
+    use streams_test::{KeyValue, TestTopology, TopologyTestDriver};
 
-    fn driver() -> Result<TopologyTestDriver> {
-        TopologyTestDriver::with_config(topology()?, StreamsConfig::new("streams-wordcount"))
+    const APP: &str = "streams-wordcount";
+
+    fn word_count() -> Result<TestTopology> {
+        Ok(TestTopology::new(topology)?.with_config(StreamsConfig::new(APP)))
     }
 
+    /// Kafka's `WordCountDemoTest.testOneWord`, in the plain driver API as
+    /// Kafka writes it: a driver, typed topics, `assert_eq!`. The tests
+    /// after it say the same in the fluent style.
     #[test]
     fn one_word() -> Result<()> {
-        let driver = driver()?;
+        let driver = TopologyTestDriver::with_config(topology()?, StreamsConfig::new(APP))?;
         let input = driver.create_input_topic(INPUT, StringSerde, StringSerde);
         let output = driver.create_output_topic(OUTPUT, StringSerde, I64Serde);
         input.pipe_value("Hello");
@@ -74,81 +78,80 @@ mod tests {
     }
 
     #[test]
+    fn one_word_fluent() -> Result<()> {
+        let t = word_count()?;
+        t.input().add_value("Hello");
+        t.output()
+            .with_value_serde(I64Serde)
+            .expect_records([("hello", 1)])
+            .expect_no_more_records();
+        Ok(())
+    }
+
+    #[test]
     fn greater_number_of_words() -> Result<()> {
-        let driver = driver()?;
-        let input = driver.create_input_topic(INPUT, StringSerde, StringSerde);
-        let output = driver.create_output_topic(OUTPUT, StringSerde, I64Serde);
-        input.pipe_values([
-            "All streams lead to Kafka",
-            "Hello Kafka Streams",
-            "Join Kafka Summit",
-        ]);
-        let expected: HashMap<String, Option<i64>> = [
-            ("all", 1),
-            ("streams", 2),
-            ("lead", 1),
-            ("to", 1),
-            ("kafka", 3),
-            ("hello", 1),
-            ("join", 1),
-            ("summit", 1),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), Some(v)))
-        .collect();
-        assert_eq!(output.read_key_values_to_map(), expected);
+        let t = word_count()?;
+        t.input()
+            .add_value("All streams lead to Kafka")
+            .add_value("Hello Kafka Streams")
+            .add_value("Join Kafka Summit");
+        t.output()
+            .with_value_serde(I64Serde)
+            .to_table()
+            .has_entry("all", 1)
+            .has_entry("streams", 2)
+            .has_entry("lead", 1)
+            .has_entry("to", 1)
+            .has_entry("kafka", 3)
+            .has_entry("hello", 1)
+            .has_entry("join", 1)
+            .has_entry("summit", 1)
+            .has_size(8);
         Ok(())
     }
 
     #[test]
     fn every_update_is_forwarded_in_order() -> Result<()> {
-        let driver = driver()?;
-        let input = driver.create_input_topic(INPUT, StringSerde, StringSerde);
-        let output = driver.create_output_topic(OUTPUT, StringSerde, I64Serde);
-        input.pipe_value("a b a");
-        assert_eq!(
-            output.read_key_values_to_list(),
-            [
-                KeyValue::pair("a", 1),
-                KeyValue::pair("b", 1),
-                KeyValue::pair("a", 2)
-            ]
-        );
+        let t = word_count()?;
+        t.input().add_value("a b a");
+        t.output()
+            .with_value_serde(I64Serde)
+            .expect_records([("a", 1), ("b", 1), ("a", 2)])
+            .expect_no_more_records();
         Ok(())
     }
 
     #[test]
     fn store_changelog_and_repartition_topics() -> Result<()> {
-        let driver = driver()?;
-        let input = driver.create_input_topic(INPUT, StringSerde, StringSerde);
-        input.pipe_value("to be or not to be");
-        let store = driver.timestamped_key_value_store::<String, i64>(STORE)?;
+        let t = word_count()?;
+        t.input().add_value("to be or not to be");
+        t.store::<String, i64>(STORE)
+            .has_entry("be", 2)
+            .has_entry("not", 1)
+            .has_entry("or", 1)
+            .has_entry("to", 2)
+            .has_size(4);
+        let changelog = "streams-wordcount-counts-store-changelog";
+        let repartition = "streams-wordcount-counts-store-repartition";
+        assert_eq!(t.internal_topics(), [repartition, changelog]);
         assert_eq!(
-            store.to_map().into_iter().collect::<Vec<_>>(),
-            [
-                ("be".to_owned(), 2),
-                ("not".to_owned(), 1),
-                ("or".to_owned(), 1),
-                ("to".to_owned(), 2)
-            ]
-        );
-        assert_eq!(
-            driver
+            t.driver()
                 .produced_topic_names()
                 .into_iter()
                 .collect::<Vec<_>>(),
-            [
-                "streams-wordcount-counts-store-changelog",
-                "streams-wordcount-counts-store-repartition",
-                OUTPUT
-            ]
+            [changelog, repartition, OUTPUT]
         );
-        let changelog = driver.create_output_topic(
-            "streams-wordcount-counts-store-changelog",
-            StringSerde,
-            I64Serde,
-        );
-        assert_eq!(changelog.read_key_values_to_list().len(), 6);
+        t.output_named(changelog)
+            .with_value_serde(I64Serde)
+            .expect_records([
+                ("to", 1),
+                ("be", 1),
+                ("or", 1),
+                ("not", 1),
+                ("to", 2),
+                ("be", 2),
+            ])
+            .expect_no_more_records();
         Ok(())
     }
 
