@@ -73,96 +73,112 @@ mod tests {
     use pretty_assertions::assert_eq;
     use streams_core::StreamsConfig;
     use streams_core::dsl::{Window, Windowed};
-    use streams_test::TopologyTestDriver;
+    use streams_test::{TestOutput, TestTopology};
 
     const MIN: i64 = 60_000;
 
-    fn driver() -> Result<TopologyTestDriver> {
-        TopologyTestDriver::with_config(topology()?, StreamsConfig::new("page-views-app"))
+    fn page_views() -> Result<TestTopology> {
+        Ok(TestTopology::new(topology)?.with_config(StreamsConfig::new("page-views-app")))
     }
 
-    fn at(user: &str, minute: i64) -> (String, i64) {
-        (user.to_owned(), minute * MIN)
+    /// The final counts, keyed by user and window.
+    fn finals(t: &TestTopology) -> TestOutput<'_, Windowed<String>, i64> {
+        t.output_with(OUTPUT, key_serde(), I64Serde)
     }
 
-    /// (user, window start in minutes, count, timestamp in minutes).
-    fn finals(driver: &TopologyTestDriver) -> Vec<(String, i64, Option<i64>, i64)> {
-        driver
-            .create_output_topic(OUTPUT, key_serde(), I64Serde)
-            .read_records_to_list()
-            .into_iter()
-            .map(|r| {
-                let key = r
-                    .key
-                    .unwrap_or_else(|| Windowed::new(String::new(), Window::new(0, 0)));
-                (
-                    key.key,
-                    key.window.start / MIN,
-                    r.value,
-                    r.timestamp.unwrap_or(-1) / MIN,
-                )
-            })
-            .collect()
-    }
-
-    fn pipe(driver: &TopologyTestDriver, views: &[(String, i64)]) {
-        let input = driver.create_input_topic(INPUT, StringSerde, StringSerde);
-        for (user, time) in views {
-            input.pipe_key_value_at(user.as_str(), "/page", *time);
-        }
+    /// `user`'s 5-minute window starting at `minute`.
+    fn window(user: &str, minute: i64) -> Windowed<String> {
+        Windowed::new(user.to_owned(), Window::of_size(minute * MIN, 5 * MIN))
     }
 
     #[test]
     fn one_final_count_per_user_and_window() -> Result<()> {
-        let driver = driver()?;
-        pipe(
-            &driver,
-            &[at("alice", 0), at("bob", 1), at("alice", 4), at("alice", 5)],
-        );
+        let t = page_views()?;
+        let views = t.input();
+        views
+            .at(0)
+            .add("alice", "/home")
+            .at(MIN)
+            .add("bob", "/home")
+            .at(4 * MIN)
+            .add("alice", "/cart")
+            .at(5 * MIN)
+            .add("alice", "/pay");
         // Stream time 5 min: [0, 5) has ended but is within its grace.
-        assert!(finals(&driver).is_empty());
-        pipe(&driver, &[at("bob", 6)]);
+        finals(&t).expect_no_more_records();
+
         // 6 min = end + grace: the first window closes, for every user.
-        assert_eq!(
-            finals(&driver),
-            [
-                ("alice".to_owned(), 0, Some(2), 4),
-                ("bob".to_owned(), 0, Some(1), 1)
-            ]
-        );
-        pipe(&driver, &[at("carol", 11)]);
-        assert_eq!(
-            finals(&driver),
-            [
-                ("alice".to_owned(), 5, Some(1), 5),
-                ("bob".to_owned(), 5, Some(1), 6)
-            ]
-        );
+        views.at(6 * MIN).add("bob", "/home");
+        finals(&t)
+            .expect_next_record()
+            .has_key(window("alice", 0))
+            .has_value(2)
+            .has_timestamp(4 * MIN)
+            .and()
+            .expect_next_record()
+            .has_key(window("bob", 0))
+            .has_value(1)
+            .has_timestamp(MIN)
+            .and()
+            .expect_no_more_records();
+
+        views.at(11 * MIN).add("carol", "/home");
+        finals(&t)
+            .expect_next_record()
+            .has_key(window("alice", 5))
+            .has_value(1)
+            .has_timestamp(5 * MIN)
+            .and()
+            .expect_next_record()
+            .has_key(window("bob", 5))
+            .has_value(1)
+            .has_timestamp(6 * MIN)
+            .and()
+            .expect_no_more_records();
         Ok(())
     }
 
     #[test]
     fn late_views_count_within_the_grace_period_only() -> Result<()> {
-        let driver = driver()?;
-        pipe(&driver, &[at("alice", 1), at("alice", 5)]);
-        // Late by a few seconds but within the grace: counted.
-        let input = driver.create_input_topic(INPUT, StringSerde, StringSerde);
-        input.pipe_key_value_at("alice", "/late", 5 * MIN + 30_000 - 60_000);
-        pipe(&driver, &[at("alice", 6)]);
-        assert_eq!(finals(&driver), [("alice".to_owned(), 0, Some(2), 4)]);
-        assert_eq!(driver.metrics().dropped_records, 0);
+        let t = page_views()?;
+        let views = t.input();
+        views
+            .at(MIN)
+            .add("alice", "/a")
+            .at(5 * MIN)
+            .add("alice", "/b");
+        // Late, at 4.5 min, but within the grace: counted.
+        views.at(4 * MIN + 30_000).add("alice", "/late");
+        views.at(6 * MIN).add("alice", "/c");
+        finals(&t)
+            .expect_next_record()
+            .has_key(window("alice", 0))
+            .has_value(2)
+            .has_timestamp(4 * MIN + 30_000)
+            .and()
+            .expect_no_more_records();
+        assert_eq!(t.driver().metrics().dropped_records, 0);
+
         // Too late: the window has closed.
-        pipe(&driver, &[at("alice", 2)]);
-        assert!(finals(&driver).is_empty());
-        assert_eq!(driver.metrics().dropped_records, 1);
+        views.at(2 * MIN).add("alice", "/too-late");
+        finals(&t).expect_no_more_records();
+        assert_eq!(t.driver().metrics().dropped_records, 1);
         Ok(())
     }
 
+    /// The fluent store checks read key-value stores; a window store is
+    /// read through the driver.
     #[test]
     fn the_store_holds_the_running_counts() -> Result<()> {
-        let driver = driver()?;
-        pipe(&driver, &[at("alice", 0), at("alice", 3), at("alice", 5)]);
-        let store = driver.window_store::<String, i64>(STORE)?;
+        let t = page_views()?;
+        t.input()
+            .at(0)
+            .add("alice", "/a")
+            .at(3 * MIN)
+            .add("alice", "/b")
+            .at(5 * MIN)
+            .add("alice", "/c");
+        let store = t.driver().window_store::<String, i64>(STORE)?;
         assert_eq!(
             store.fetch(&"alice".to_owned(), 0..=5 * MIN),
             [(0, 2), (5 * MIN, 1)]
@@ -188,10 +204,10 @@ mod tests {
             topology.store_names(),
             [STORE, "KTABLE-SUPPRESS-STATE-STORE-0000000003"]
         );
-        let driver = driver()?;
-        pipe(&driver, &[at("alice", 0)]);
+        let t = page_views()?;
+        t.input().at(0).add("alice", "/home");
         assert_eq!(
-            driver
+            t.driver()
                 .produced_topic_names()
                 .into_iter()
                 .collect::<Vec<_>>(),
