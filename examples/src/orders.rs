@@ -107,7 +107,7 @@ pub fn topology() -> Result<Topology> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use streams_test::{KeyValue, TopologyTestDriver};
+    use streams_test::{TestOutput, TestTopology};
 
     fn routed(id: &str, customer: &str, amount_cents: i64) -> RoutedOrder {
         RoutedOrder {
@@ -118,37 +118,68 @@ mod tests {
         }
     }
 
+    /// A regional topic, read as routed orders.
+    fn region<'t>(t: &'t TestTopology, topic: &str) -> TestOutput<'t, String, RoutedOrder> {
+        t.output_with(topic, StringSerde, JsonSerde::<RoutedOrder>::new())
+    }
+
     #[test]
     fn routes_orders_by_region_and_drops_cancelled_ones() -> Result<()> {
-        let driver = TopologyTestDriver::new(topology()?)?;
-        let input = driver.create_input_topic("orders", StringSerde, JsonSerde::<Order>::new());
-        let out = |t| driver.create_output_topic(t, StringSerde, JsonSerde::<RoutedOrder>::new());
-        let (eu, us, other) = (out("orders-eu"), out("orders-us"), out("orders-other"));
+        let t = TestTopology::new(topology)?;
+        t.input()
+            .with_value_serde(JsonSerde::<Order>::new())
+            .add("o-1", Order::new("o-1", "alice", "eu", 12_500, "placed"))
+            .add("o-2", Order::new("o-2", "bob", "us", 900, "paid"))
+            .add("o-3", Order::new("o-3", "carol", "eu", 5_000, "cancelled"))
+            .add("o-4", Order::new("o-4", "dan", "apac", 10_000, "placed"));
 
-        input.pipe_key_value("o-1", Order::new("o-1", "alice", "eu", 12_500, "placed"));
-        input.pipe_key_value("o-2", Order::new("o-2", "bob", "us", 900, "paid"));
-        input.pipe_key_value("o-3", Order::new("o-3", "carol", "eu", 5_000, "cancelled"));
-        input.pipe_key_value("o-4", Order::new("o-4", "dan", "apac", 10_000, "placed"));
-
+        region(&t, "orders-eu")
+            .expect_records([("o-1", routed("o-1", "alice", 12_500))])
+            .expect_no_more_records();
+        region(&t, "orders-us")
+            .expect_records([("o-2", routed("o-2", "bob", 900))])
+            .expect_no_more_records();
+        region(&t, "orders-other")
+            .expect_records([("o-4", routed("o-4", "dan", 10_000))])
+            .expect_no_more_records();
         assert_eq!(
-            eu.read_key_values_to_list(),
-            [KeyValue::pair("o-1", routed("o-1", "alice", 12_500))]
-        );
-        assert_eq!(
-            us.read_key_values_to_list(),
-            [KeyValue::pair("o-2", routed("o-2", "bob", 900))]
-        );
-        assert_eq!(
-            other.read_key_values_to_list(),
-            [KeyValue::pair("o-4", routed("o-4", "dan", 10_000))]
-        );
-        assert_eq!(
-            driver
+            t.driver()
                 .produced_topic_names()
                 .into_iter()
                 .collect::<Vec<_>>(),
             ["orders-eu", "orders-other", "orders-us"]
         );
+        Ok(())
+    }
+
+    /// The priority flag, spelled out rather than computed as `routed` does.
+    #[test]
+    fn priority_starts_at_exactly_one_hundred() -> Result<()> {
+        let t = TestTopology::new(topology)?;
+        t.input()
+            .with_value_serde(JsonSerde::<Order>::new())
+            .add("o-1", Order::new("o-1", "alice", "us", 9_999, "placed"))
+            .add("o-2", Order::new("o-2", "bob", "us", 10_000, "placed"));
+        region(&t, "orders-us")
+            .expect_next_record()
+            .has_key("o-1")
+            .has_value(RoutedOrder {
+                id: "o-1".into(),
+                customer: "alice".into(),
+                amount_cents: 9_999,
+                priority: false,
+            })
+            .and()
+            .expect_next_record()
+            .has_key("o-2")
+            .has_value(RoutedOrder {
+                id: "o-2".into(),
+                customer: "bob".into(),
+                amount_cents: 10_000,
+                priority: true,
+            })
+            .and()
+            .expect_no_more_records();
         Ok(())
     }
 
@@ -176,15 +207,14 @@ mod tests {
 
     #[test]
     fn a_tombstone_is_routed_to_the_default_branch() -> Result<()> {
-        let driver = TopologyTestDriver::new(topology()?)?;
-        let input = driver.create_input_topic("orders", StringSerde, JsonSerde::<Order>::new());
-        let other = driver.create_output_topic(
-            "orders-other",
-            StringSerde,
-            JsonSerde::<RoutedOrder>::new(),
-        );
-        input.pipe_tombstone("o-9");
-        assert_eq!(other.read_key_value(), KeyValue::tombstone("o-9"));
+        let t = TestTopology::new(topology)?;
+        t.input().add_tombstone("o-9");
+        region(&t, "orders-other")
+            .expect_next_record()
+            .has_key("o-9")
+            .is_tombstone()
+            .and()
+            .expect_no_more_records();
         Ok(())
     }
 }
