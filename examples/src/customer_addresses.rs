@@ -143,158 +143,170 @@ mod tests {
     use pretty_assertions::assert_eq;
     use streams_core::state::{StoreBuilder, Stores, TimestampedKeyValueStore, ValueAndTimestamp};
     use streams_core::{RawRecord, StreamsConfig};
-    use streams_test::{KeyValue, TestInputTopic, TestOutputTopic, TopologyTestDriver};
+    use streams_test::{KeyValue, TestInput, TestOutput, TestTopology};
 
     const APP: &str = "shop";
     const CHANGELOG: &str = "shop-customer-addresses-store-changelog";
 
-    fn driver() -> Result<TopologyTestDriver> {
-        TopologyTestDriver::with_config(topology()?, StreamsConfig::new(APP))
+    fn shop() -> Result<TestTopology> {
+        Ok(TestTopology::new(topology)?.with_config(StreamsConfig::new(APP)))
     }
 
-    struct Topics<'d> {
-        addresses: TestInputTopic<'d, String, String>,
-        orders: TestInputTopic<'d, String, Order>,
-        shipments: TestOutputTopic<'d, String, Shipment>,
-        status: TestOutputTopic<'d, String, Shipment>,
-        latest: TestOutputTopic<'d, String, String>,
-        changelog: TestOutputTopic<'d, String, String>,
+    fn orders(t: &TestTopology) -> TestInput<'_, String, Order> {
+        t.input_with(ORDERS, StringSerde, JsonSerde::<Order>::new())
     }
 
-    fn topics(driver: &TopologyTestDriver) -> Topics<'_> {
-        let shipments =
-            |t| driver.create_output_topic(t, StringSerde, JsonSerde::<Shipment>::new());
-        Topics {
-            addresses: driver.create_input_topic(ADDRESSES, StringSerde, StringSerde),
-            orders: driver.create_input_topic(ORDERS, StringSerde, JsonSerde::<Order>::new()),
-            shipments: shipments(SHIPMENTS),
-            status: shipments(ORDER_STATUS),
-            latest: driver.create_output_topic(LATEST_ADDRESSES, StringSerde, StringSerde),
-            changelog: driver.create_output_topic(CHANGELOG, StringSerde, StringSerde),
-        }
+    fn shipments<'t>(t: &'t TestTopology, topic: &str) -> TestOutput<'t, String, Shipment> {
+        t.output_with(topic, StringSerde, JsonSerde::<Shipment>::new())
     }
 
-    fn order(t: &Topics<'_>, id: &str, customer: &str, item: &str) -> Order {
+    /// Pipes an order and returns it, for the expected shipments.
+    fn order(orders: &TestInput<'_, String, Order>, id: &str, customer: &str, item: &str) -> Order {
         let order = Order::new(id, customer, item);
-        t.orders.pipe_key_value(id, order.clone());
+        orders.add(id, order.clone());
         order
     }
 
     #[test]
     fn orders_ship_to_the_latest_address() -> Result<()> {
-        let driver = driver()?;
-        let t = topics(&driver);
-        let early = order(&t, "o-0", "alice", "pen");
-        t.addresses.pipe_key_value("alice", "1 Main St");
-        let first = order(&t, "o-1", "alice", "book");
-        t.addresses.pipe_key_value("alice", "9 Elm Rd");
-        let second = order(&t, "o-2", "alice", "lamp");
-        t.addresses.pipe_key_value("bob", "5 Oak Ave");
-        let third = order(&t, "o-3", "bob", "desk");
-        assert_eq!(
-            t.shipments.read_key_values_to_list(),
-            [
-                KeyValue::pair("alice", Shipment::new(&first, Some("1 Main St"))),
-                KeyValue::pair("alice", Shipment::new(&second, Some("9 Elm Rd"))),
-                KeyValue::pair("bob", Shipment::new(&third, Some("5 Oak Ave"))),
-            ]
-        );
+        let t = shop()?;
+        let (addresses, orders) = (t.input_named(ADDRESSES), orders(&t));
+        let early = order(&orders, "o-0", "alice", "pen");
+        addresses.add("alice", "1 Main St");
+        let first = order(&orders, "o-1", "alice", "book");
+        addresses.add("alice", "9 Elm Rd");
+        let second = order(&orders, "o-2", "alice", "lamp");
+        addresses.add("bob", "5 Oak Ave");
+        let third = order(&orders, "o-3", "bob", "desk");
+
+        shipments(&t, SHIPMENTS)
+            .expect_records([
+                ("alice", Shipment::new(&first, Some("1 Main St"))),
+                ("alice", Shipment::new(&second, Some("9 Elm Rd"))),
+                ("bob", Shipment::new(&third, Some("5 Oak Ave"))),
+            ])
+            .expect_no_more_records();
         // The order placed before any address shows without one.
-        assert_eq!(
-            t.status.read_key_values_to_list(),
-            [
-                KeyValue::pair("alice", Shipment::new(&early, None)),
-                KeyValue::pair("alice", Shipment::new(&first, Some("1 Main St"))),
-                KeyValue::pair("alice", Shipment::new(&second, Some("9 Elm Rd"))),
-                KeyValue::pair("bob", Shipment::new(&third, Some("5 Oak Ave"))),
-            ]
-        );
-        // Address changes do not ship anything by themselves.
-        assert_eq!(t.latest.read_key_values_to_list().len(), 3);
+        shipments(&t, ORDER_STATUS)
+            .expect_records([
+                ("alice", Shipment::new(&early, None)),
+                ("alice", Shipment::new(&first, Some("1 Main St"))),
+                ("alice", Shipment::new(&second, Some("9 Elm Rd"))),
+                ("bob", Shipment::new(&third, Some("5 Oak Ave"))),
+            ])
+            .expect_no_more_records();
+        // Every address change is republished.
+        t.output_named(LATEST_ADDRESSES)
+            .expect_records([
+                ("alice", "1 Main St"),
+                ("alice", "9 Elm Rd"),
+                ("bob", "5 Oak Ave"),
+            ])
+            .expect_no_more_records();
         Ok(())
     }
 
     #[test]
     fn gdpr_erasure_removes_the_customer_everywhere() -> Result<()> {
-        let driver = driver()?;
-        let t = topics(&driver);
-        t.addresses.pipe_key_value("alice", "1 Main St");
-        t.addresses.pipe_key_value("bob", "5 Oak Ave");
-        let before = order(&t, "o-1", "alice", "book");
-        t.shipments.read_key_values_to_list();
-        t.status.read_key_values_to_list();
+        let t = shop()?;
+        let (addresses, orders) = (t.input_named(ADDRESSES), orders(&t));
+        addresses.add("alice", "1 Main St").add("bob", "5 Oak Ave");
+        let before = order(&orders, "o-1", "alice", "book");
+        shipments(&t, SHIPMENTS)
+            .expect_records([("alice", Shipment::new(&before, Some("1 Main St")))])
+            .expect_no_more_records();
+        shipments(&t, ORDER_STATUS)
+            .expect_records([("alice", Shipment::new(&before, Some("1 Main St")))])
+            .expect_no_more_records();
 
         // Erase alice.
-        t.addresses.pipe_tombstone("alice");
+        addresses.add_tombstone("alice");
 
         // The table and its store.
-        let store = driver.timestamped_key_value_store::<String, String>(STORE)?;
-        assert_eq!(store.get(&"alice".to_owned()), None);
-        assert_eq!(
-            store.to_map().into_iter().collect::<Vec<_>>(),
-            [("bob".to_owned(), "5 Oak Ave".to_owned())]
-        );
+        t.store::<String, String>(STORE)
+            .has_no_key("alice")
+            .has_entry("bob", "5 Oak Ave")
+            .has_size(1);
         // The changelog: a tombstone after the address.
-        assert_eq!(
-            t.changelog.read_key_values_to_list(),
-            [
+        t.output_named(CHANGELOG)
+            .expect_records([
                 KeyValue::pair("alice", "1 Main St"),
                 KeyValue::pair("bob", "5 Oak Ave"),
                 KeyValue::tombstone("alice"),
-            ]
-        );
+            ])
+            .expect_no_more_records();
         // Downstream: a tombstone on the table's stream.
-        assert_eq!(
-            t.latest.read_key_values_to_list(),
-            [
+        t.output_named(LATEST_ADDRESSES)
+            .expect_records([
                 KeyValue::pair("alice", "1 Main St"),
                 KeyValue::pair("bob", "5 Oak Ave"),
                 KeyValue::tombstone("alice"),
-            ]
-        );
+            ])
+            .expect_no_more_records();
 
         // Later orders: not shipped (inner join), held without an
         // address (left join); bob's still ship.
-        let after = order(&t, "o-2", "alice", "lamp");
-        let bobs = order(&t, "o-3", "bob", "desk");
-        assert_eq!(
-            t.shipments.read_key_values_to_list(),
-            [KeyValue::pair(
-                "bob",
-                Shipment::new(&bobs, Some("5 Oak Ave"))
-            )]
-        );
-        assert_eq!(
-            t.status.read_key_values_to_list(),
-            [
-                KeyValue::pair("alice", Shipment::new(&after, None)),
-                KeyValue::pair("bob", Shipment::new(&bobs, Some("5 Oak Ave"))),
-            ]
-        );
-        assert_ne!(before, after);
+        let after = order(&orders, "o-2", "alice", "lamp");
+        let bobs = order(&orders, "o-3", "bob", "desk");
+        shipments(&t, SHIPMENTS)
+            .expect_records([("bob", Shipment::new(&bobs, Some("5 Oak Ave")))])
+            .expect_no_more_records();
+        shipments(&t, ORDER_STATUS)
+            .expect_records([
+                ("alice", Shipment::new(&after, None)),
+                ("bob", Shipment::new(&bobs, Some("5 Oak Ave"))),
+            ])
+            .expect_no_more_records();
 
         // A new address after the erasure is a fresh start.
-        t.addresses.pipe_key_value("alice", "2 New St");
-        let again = order(&t, "o-4", "alice", "rug");
-        assert_eq!(
-            t.shipments.read_key_values_to_list(),
-            [KeyValue::pair(
-                "alice",
-                Shipment::new(&again, Some("2 New St"))
-            )]
-        );
+        addresses.add("alice", "2 New St");
+        let again = order(&orders, "o-4", "alice", "rug");
+        shipments(&t, SHIPMENTS)
+            .expect_records([("alice", Shipment::new(&again, Some("2 New St")))])
+            .expect_no_more_records();
         Ok(())
     }
 
+    /// A downstream copy of the table, built from `latest-addresses`, has
+    /// each customer's latest address and no erased customer.
+    #[test]
+    fn a_downstream_copy_of_the_table_forgets_an_erased_customer() -> Result<()> {
+        let t = shop()?;
+        t.input_named(ADDRESSES)
+            .add("alice", "1 Main St")
+            .add("bob", "5 Oak Ave")
+            .add("alice", "9 Elm Rd")
+            .add_tombstone("alice")
+            .add("carol", "7 Pine Ct")
+            .add("bob", "6 Oak Ave");
+        t.table_output_named(LATEST_ADDRESSES)
+            .has_no_key("alice")
+            .has_entry("bob", "6 Oak Ave")
+            .has_entry("carol", "7 Pine Ct")
+            .has_size(2);
+        Ok(())
+    }
+
+    /// Restoring a store is below what the fluent layer covers: the raw
+    /// changelog is read through the driver and replayed into a new store.
     #[test]
     fn a_store_restored_from_the_changelog_has_no_erased_address() -> Result<()> {
-        let driver = driver()?;
-        let t = topics(&driver);
-        t.addresses.pipe_key_value_at("alice", "1 Main St", 10);
-        t.addresses.pipe_key_value_at("bob", "5 Oak Ave", 20);
-        t.addresses.pipe_key_value_at("carol", "7 Pine Ct", 30);
-        t.addresses.pipe_key_value_at("bob", "6 Oak Ave", 40);
-        t.addresses.pipe_tombstone("alice");
+        let t = shop()?;
+        t.input_named(ADDRESSES)
+            .at(10)
+            .add("alice", "1 Main St")
+            .at(20)
+            .add("bob", "5 Oak Ave")
+            .at(30)
+            .add("carol", "7 Pine Ct")
+            .at(40)
+            .add("bob", "6 Oak Ave")
+            .add_tombstone("alice");
+        t.store::<String, String>(STORE)
+            .has_entry_with_timestamp("bob", "6 Oak Ave", 40)
+            .has_entry_with_timestamp("carol", "7 Pine Ct", 30)
+            .has_size(2);
+        let driver = t.driver();
         let original = driver
             .timestamped_key_value_store::<String, String>(STORE)?
             .all();
@@ -343,12 +355,11 @@ mod tests {
 
     #[test]
     fn both_joins_share_one_repartition_topic() -> Result<()> {
-        let driver = driver()?;
-        let t = topics(&driver);
-        t.addresses.pipe_key_value("alice", "1 Main St");
-        order(&t, "o-1", "alice", "book");
+        let t = shop()?;
+        t.input_named(ADDRESSES).add("alice", "1 Main St");
+        order(&orders(&t), "o-1", "alice", "book");
         assert_eq!(
-            driver
+            t.driver()
                 .produced_topic_names()
                 .into_iter()
                 .collect::<Vec<_>>(),
@@ -359,6 +370,10 @@ mod tests {
                 "shop-KSTREAM-KEY-SELECT-0000000005-repartition",
                 CHANGELOG,
             ]
+        );
+        assert_eq!(
+            t.internal_topics(),
+            ["shop-KSTREAM-KEY-SELECT-0000000005-repartition", CHANGELOG]
         );
         let topology = topology()?;
         assert_eq!(topology.store_names(), [STORE]);
