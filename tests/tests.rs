@@ -14,5 +14,6 @@ mod errors;
 mod processor_api;
 mod properties;
 mod readme_example;
+mod stream_joins;
 mod support;
 mod topics;

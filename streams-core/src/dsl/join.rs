@@ -135,6 +135,32 @@ impl<K: 'static, V: 'static> Joined<K, V> {
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
+    /// Kafka's `repartitionForJoin`: this (re-keyed) stream through the
+    /// topic `<base>-repartition`. An unnamed join of a stream that an
+    /// earlier join already repartitioned reuses that topic (the numbers
+    /// of the nodes are still taken).
+    pub(crate) fn repartition_for_join(
+        &self,
+        base: String,
+        key_serde: Option<SerdeRef<K>>,
+        value_serde: Option<SerdeRef<V>>,
+    ) -> KStream<K, V> {
+        let builder = self.builder().clone();
+        match builder.join_repartition(&self.node) {
+            Some(source) if base == self.node => {
+                for prefix in ["KSTREAM-SINK-", "KSTREAM-FILTER-", "KSTREAM-SOURCE-"] {
+                    builder.new_name(prefix);
+                }
+                KStream::new(builder, source, key_serde, value_serde)
+            }
+            _ => {
+                let s = self.through_internal_topic(&base, key_serde, value_serde);
+                builder.set_join_repartition(&self.node, s.node_name());
+                s
+            }
+        }
+    }
+
     fn table_join<VT: 'static, VR: Clone + 'static>(
         mut self,
         table: &KTable<K, VT>,
@@ -151,22 +177,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let stream = if self.repartition_required {
             let base = joined.name.clone().unwrap_or_else(|| self.node.clone());
             let value_serde = joined.value_serde.clone().or(self.value_serde.clone());
-            let builder = self.builder().clone();
-            match builder.join_repartition(&self.node) {
-                // Kafka reuses the topic of an earlier join of the same
-                // stream, when unnamed (the numbers are still taken).
-                Some(source) if base == self.node => {
-                    for prefix in ["KSTREAM-SINK-", "KSTREAM-FILTER-", "KSTREAM-SOURCE-"] {
-                        builder.new_name(prefix);
-                    }
-                    KStream::new(builder, source, key_serde.clone(), value_serde)
-                }
-                _ => {
-                    let s = self.through_internal_topic(&base, key_serde.clone(), value_serde);
-                    builder.set_join_repartition(&self.node, s.node_name());
-                    s
-                }
-            }
+            self.repartition_for_join(base, key_serde.clone(), value_serde)
         } else {
             self.clone()
         };

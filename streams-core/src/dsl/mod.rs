@@ -37,6 +37,17 @@
 //!   [`GlobalKTable`] (made by [`StreamsBuilder::global_table`]): the key
 //!   is computed from each record, so no repartition is needed.
 //!
+//! # Stream-stream joins
+//! [`KStream::join_stream`], [`KStream::left_join_stream`] and
+//! [`KStream::outer_join_stream`] join two streams within [`JoinWindows`]:
+//! records with equal keys whose timestamps are at most `before`/`after`
+//! apart, each side's records kept in a window store for `before + after +
+//! grace`. Left and outer joins emit a record that found no match padded
+//! with `None` only once its window has closed (KIP-633), checked at most
+//! once per [`OUTER_JOIN_EMIT_INTERVAL_CONFIG`] of wall-clock time, as in
+//! Kafka. Records without a key or value cannot join and are dropped and
+//! counted. Options: [`StreamJoined`].
+//!
 //! Joiners see values: `Fn(&V, &VO)` for inner joins, `Fn(&V, Option<&VO>)`
 //! for left joins, `Fn(Option<&V>, Option<&VO>)` for outer joins.
 //!
@@ -62,6 +73,8 @@ mod ktable;
 mod options;
 mod processors;
 mod split;
+mod stream_join;
+mod stream_join_processors;
 mod suppress;
 mod table_processors;
 mod window_processors;
@@ -77,6 +90,7 @@ pub use kstream::KStream;
 pub use ktable::KTable;
 pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartitioned};
 pub use split::BranchedKStream;
+pub use stream_join::{JoinWindows, OUTER_JOIN_EMIT_INTERVAL_CONFIG, StreamJoined};
 pub use suppress::{BufferConfig, EagerBufferConfig, StrictBufferConfig, Suppressed};
 pub use windowed::{Window, Windowed, WindowedSerde};
 pub use windowed_stream::{SessionWindowedKStream, TimeWindowedKStream, WindowedBy};

@@ -141,6 +141,11 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         self.task.wall_clock_time()
     }
 
+    /// The configuration the topology runs with, Kafka's `appConfigs()`.
+    pub fn config(&self) -> &'a crate::StreamsConfig {
+        self.task.config()
+    }
+
     /// The key-value store `name`, which must be connected to this processor.
     ///
     /// # Errors

@@ -523,6 +523,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStore<K, V> {
     pub fn put(&mut self, key: K, value: V, window_start: i64) -> Result<()> {
         self.core.put(key, Some(value), window_start)
     }
+
+    /// As [`WindowStore::put`], with `None` for Kafka's `put(key, null,
+    /// windowStart)`: a delete, a no-op (still logged) when duplicates are
+    /// retained.
+    pub(crate) fn put_option(&mut self, key: K, value: Option<V>, window_start: i64) -> Result<()> {
+        self.core.put(key, value, window_start)
+    }
 }
 
 window_store_common!(WindowStore, V);
