@@ -1,4 +1,4 @@
-// The plain-and-fluent test shown in README.md, verbatim (checked by `readme_rust_blocks_are_tested`).
+//! The plain-and-fluent test shown in README.md, verbatim (checked by `readme_rust_blocks_are_tested`).
 use streams_core::StreamsConfig;
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_examples::word_count::{self, INPUT, OUTPUT, STORE};

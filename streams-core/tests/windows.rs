@@ -1795,3 +1795,34 @@ fn windowed_count_counts_tombstones_and_reduce_drops_them() -> TestResult {
     assert_eq!(driver.metrics().dropped_records, 1);
     Ok(())
 }
+
+/// `Materialized::with_retention` keeps closed windows queryable longer
+/// than the default (window size plus grace), and wins over the windowed
+/// stream's own `with_retention`.
+#[test]
+fn materialized_retention_keeps_windows_in_the_store() -> TestResult {
+    let counts_with = |retention: Option<Duration>| -> Result<Vec<(i64, i64)>, Box<dyn Error>> {
+        let builder = StreamsBuilder::new();
+        let materialized = Materialized::as_("counts");
+        let materialized = match retention {
+            Some(r) => materialized.with_retention(r),
+            None => materialized,
+        };
+        builder
+            .stream::<String, String>("clicks")
+            .group_by_key()
+            .windowed_by(TimeWindows::of_size_with_no_grace(ms(10))?)
+            .with_retention(ms(20))
+            .count_with(materialized);
+        let driver = TopologyTestDriver::new(builder.build()?)?;
+        let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+        clicks.pipe_key_value_at("a", "x", 5);
+        clicks.pipe_key_value_at("a", "x", 500);
+        let store = driver.window_store::<String, i64>("counts")?;
+        Ok(store.fetch(&s("a"), 0..=1000))
+    };
+    // The stream's retention (20 ms) has expired the window at 0 by stream time 500.
+    assert_eq!(counts_with(None)?, [(500, 1)]);
+    assert_eq!(counts_with(Some(ms(1000)))?, [(0, 1), (500, 1)]);
+    Ok(())
+}

@@ -14,6 +14,7 @@
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::dsl::KStream;
 use crate::serde::{Serde, SerdeRef};
@@ -190,6 +191,7 @@ pub struct Materialized<K, V> {
     pub(crate) value_serde: Option<SerdeRef<V>>,
     pub(crate) name: Option<String>,
     pub(crate) logging: bool,
+    pub(crate) retention: Option<Duration>,
 }
 
 impl<K, V> Default for Materialized<K, V> {
@@ -199,6 +201,7 @@ impl<K, V> Default for Materialized<K, V> {
             value_serde: None,
             name: None,
             logging: true,
+            retention: None,
         }
     }
 }
@@ -210,6 +213,7 @@ impl<K, V> Clone for Materialized<K, V> {
             value_serde: self.value_serde.clone(),
             name: self.name.clone(),
             logging: self.logging,
+            retention: self.retention,
         }
     }
 }
@@ -219,6 +223,7 @@ impl<K, V> fmt::Debug for Materialized<K, V> {
         f.debug_struct("Materialized")
             .field("name", &self.name)
             .field("logging", &self.logging)
+            .field("retention", &self.retention)
             .finish_non_exhaustive()
     }
 }
@@ -256,6 +261,32 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     /// The store writes no changelog.
     pub fn with_logging_disabled(mut self) -> Self {
         self.logging = false;
+        self
+    }
+
+    /// How long a window or session store keeps windows, Kafka's
+    /// `Materialized.withRetention`: at least the window size (sliding:
+    /// twice the time difference; session: the inactivity gap) plus the
+    /// grace period, else building the topology fails. The default is that
+    /// minimum. Key-value stores have no retention and ignore it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{Materialized, TimeWindows};
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by_key()
+    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?)
+    ///     .count_with(Materialized::as_("counts").with_retention(Duration::from_secs(30)));
+    /// let err = builder.build().unwrap_err().to_string();
+    /// assert!(err.contains("must be no smaller than its window size"), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_retention(mut self, retention: Duration) -> Self {
+        self.retention = Some(retention);
         self
     }
 

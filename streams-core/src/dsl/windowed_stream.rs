@@ -453,7 +453,8 @@ impl<K, V> fmt::Debug for TimeWindowedKStream<K, V> {
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// Keeps the windows for `retention` instead of the default (window
     /// size plus grace period; for sliding windows, twice the time
-    /// difference plus grace), as Kafka's `Materialized.withRetention`.
+    /// difference plus grace), as Kafka's `Materialized.withRetention`;
+    /// [`Materialized::with_retention`] on the aggregation wins over it.
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
         self
@@ -465,8 +466,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
         store: String,
         materialized: Materialized<K, VA>,
     ) -> Plan<K, VA> {
-        let retention = self
+        let retention = materialized
             .retention
+            .or(self.retention)
             .map(|r| millis(r, "retention period"))
             .transpose();
         let (size_ms, grace_ms, minimum, what) = match self.windows {
@@ -678,7 +680,8 @@ impl<K, V> fmt::Debug for SessionWindowedKStream<K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> {
     /// Keeps sessions for `retention` after they end instead of the
-    /// default (gap plus grace period), as Kafka's `Materialized.withRetention`.
+    /// default (gap plus grace period), as Kafka's `Materialized.withRetention`;
+    /// [`Materialized::with_retention`] on the aggregation wins over it.
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
         self
@@ -694,8 +697,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     ) -> KTable<Windowed<K>, VA> {
         let w = self.windows;
         let minimum = w.inactivity_gap_ms().saturating_add(w.grace_ms());
-        let (retention_ms, invalid) = match self
+        let (retention_ms, invalid) = match materialized
             .retention
+            .or(self.retention)
             .map(|r| millis(r, "retention period"))
             .transpose()
         {
