@@ -40,37 +40,7 @@
 //! [`StreamJoined`] names them and sets serdes. A re-keyed stream is
 //! repartitioned first.
 //!
-//! ```
-//! use std::time::Duration;
-//! use streams_core::dsl::JoinWindows;
-//! use streams_core::serde::StringSerde;
-//! use streams_core::StreamsBuilder;
-//! use streams_test::{TestRecord, TopologyTestDriver};
-//!
-//! let builder = StreamsBuilder::new();
-//! let clicks = builder.stream::<String, String>("clicks");
-//! let views = builder.stream::<String, String>("views");
-//! let windows = JoinWindows::of_time_difference_and_grace(
-//!     Duration::from_millis(100),
-//!     Duration::from_millis(0),
-//! )?;
-//! clicks
-//!     .join_stream(&views, |click, view| format!("{click}/{view}"), windows)
-//!     .to("clicked-views");
-//! let driver = TopologyTestDriver::new(builder.build()?)?;
-//! let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
-//! let views_in = driver.create_input_topic("views", StringSerde, StringSerde);
-//! let out = driver.create_output_topic("clicked-views", StringSerde, StringSerde);
-//! views_in.pipe_key_value_at("u1", "home", 1_000);
-//! clicks_in.pipe_key_value_at("u1", "buy", 1_050); // 50 ms later: joins
-//! clicks_in.pipe_key_value_at("u1", "later", 1_200); // 200 ms later: no
-//! // One result, at the later of the two timestamps.
-//! assert_eq!(
-//!     out.read_records_to_list(),
-//!     [TestRecord::key_value("u1", "buy/home").at(1_050)]
-//! );
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! See [`KStream::join_stream`] for an example.
 
 use std::fmt;
 use std::rc::Rc;
@@ -323,6 +293,38 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// `join(KStream, ValueJoiner, JoinWindows)`: one result per pair of
     /// records with equal keys close enough in time. See the
     /// [DSL docs](crate::dsl#stream-stream-joins).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::JoinWindows;
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{TestRecord, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let clicks = builder.stream::<String, String>("clicks");
+    /// let views = builder.stream::<String, String>("views");
+    /// let windows = JoinWindows::of_time_difference_and_grace(
+    ///     Duration::from_millis(100),
+    ///     Duration::from_millis(0),
+    /// )?;
+    /// clicks
+    ///     .join_stream(&views, |click, view| format!("{click}/{view}"), windows)
+    ///     .to("clicked-views");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let views_in = driver.create_input_topic("views", StringSerde, StringSerde);
+    /// let out = driver.create_output_topic("clicked-views", StringSerde, StringSerde);
+    /// views_in.pipe_key_value_at("u1", "home", 1_000);
+    /// clicks_in.pipe_key_value_at("u1", "buy", 1_050); // 50 ms later: joins
+    /// clicks_in.pipe_key_value_at("u1", "later", 1_200); // 200 ms later: no
+    /// // One result, at the later of the two timestamps.
+    /// assert_eq!(
+    ///     out.read_records_to_list(),
+    ///     [TestRecord::key_value("u1", "buy/home").at(1_050)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn join_stream<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
@@ -348,6 +350,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// `leftJoin(KStream, ValueJoiner, JoinWindows)`: as
     /// [`KStream::join_stream`], and each record of this stream that
     /// found no match is joined with `None` once its window has closed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::JoinWindows;
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let orders = builder.stream::<String, String>("orders");
+    /// let payments = builder.stream::<String, String>("payments");
+    /// let within_a_minute = JoinWindows::of_time_difference_with_no_grace(Duration::from_secs(60))?;
+    /// orders
+    ///     .left_join_stream(&payments, |o, p| format!("{o}: {}", p.map_or("unpaid", String::as_str)), within_a_minute)
+    ///     .to("order-status");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let orders_in = driver.create_input_topic("orders", StringSerde, StringSerde);
+    /// let payments_in = driver.create_input_topic("payments", StringSerde, StringSerde);
+    /// let status = driver.create_output_topic("order-status", StringSerde, StringSerde);
+    /// orders_in.pipe_key_value_at("o1", "book", 0);
+    /// orders_in.pipe_key_value_at("o2", "pen", 1_000);
+    /// payments_in.pipe_key_value_at("o2", "card", 2_000);
+    /// assert_eq!(status.read_key_values_to_list(), [KeyValue::pair("o2", "pen: card")]);
+    /// // Stream time passes o1's window (0 + 60 s): only now is it unpaid.
+    /// orders_in.pipe_key_value_at("o3", "ink", 61_000);
+    /// assert_eq!(status.read_key_values_to_list(), [KeyValue::pair("o1", "book: unpaid")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn left_join_stream<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
@@ -373,6 +403,37 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// `outerJoin(KStream, ValueJoiner, JoinWindows)`: as
     /// [`KStream::join_stream`], and each record of either stream that
     /// found no match is joined with `None` once its window has closed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::JoinWindows;
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let left = builder.stream::<String, String>("left");
+    /// let right = builder.stream::<String, String>("right");
+    /// let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
+    /// left.outer_join_stream(
+    ///     &right,
+    ///     move |l, r| format!("{}/{}", show(l), show(r)),
+    ///     JoinWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?,
+    /// )
+    /// .to("both");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let left_in = driver.create_input_topic("left", StringSerde, StringSerde);
+    /// let right_in = driver.create_input_topic("right", StringSerde, StringSerde);
+    /// let both = driver.create_output_topic("both", StringSerde, StringSerde);
+    /// left_in.pipe_key_value_at("a", "L", 0);
+    /// right_in.pipe_key_value_at("b", "R", 5);
+    /// right_in.pipe_key_value_at("c", "later", 100); // both windows have closed
+    /// assert_eq!(
+    ///     both.read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "L/-"), KeyValue::pair("b", "-/R")]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn outer_join_stream<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
