@@ -351,7 +351,7 @@ fn a_left_record_with_no_key_is_emitted_at_once_and_one_with_no_value_is_dropped
 }
 
 #[test]
-fn a_record_for_an_expired_window_is_counted_as_dropped() {
+fn a_record_for_an_expired_segment_is_counted_as_dropped() {
     let builder = StreamsBuilder::new();
     let (s1, s2) = streams(&builder);
     s1.join_stream(
@@ -362,13 +362,18 @@ fn a_record_for_an_expired_window_is_counted_as_dropped() {
     .to("out");
     let driver = driver(&builder);
     let (in1, in2, out) = topics(&driver);
-    in1.pipe_key_value_at(1, "A", 100);
-    in2.pipe_key_value_at(1, "b", 95);
-    expect(&out, &[(1, "A+b", 100)]);
+    in1.pipe_key_value_at(1, "A", 200_000);
+    in2.pipe_key_value_at(1, "b", 199_995);
+    expect(&out, &[(1, "A+b", 200_000)]);
+    // The right store keeps before + after + grace = 20 ms: a record at
+    // 199 970 is too old to join, but Kafka's default store (segments of
+    // max(retention / 2, 60 s)) only drops and counts a put once its whole
+    // segment has expired, as for one at 100 000.
+    in1.pipe_key_value_at(1, "A2", 199_975);
+    in2.pipe_key_value_at(1, "old", 199_970);
+    expect(&out, &[]);
     assert_eq!(driver.metrics().dropped_records, 0);
-    // The right store's retention is before + after + grace = 20 ms and its
-    // stream time 95: a right record at 75 goes to an expired window.
-    in2.pipe_key_value_at(1, "late", 75);
+    in2.pipe_key_value_at(1, "late", 100_000);
     expect(&out, &[]);
     assert_eq!(driver.metrics().dropped_records, 1);
 }
@@ -492,4 +497,138 @@ fn re_keyed_streams_are_repartitioned_first() {
     in2.pipe_key_value_at(3, "x", 0);
     in1.pipe_key_value_at(9, "abc", 1);
     expect(&out, &[(3, "abc+x", 1)]);
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One input record: which side, key, timestamp step after the last.
+    fn records() -> impl Strategy<Value = Vec<(bool, i32, i64)>> {
+        proptest::collection::vec((any::<bool>(), 0..3_i32, 0..8_i64), 0..40)
+    }
+
+    proptest! {
+        /// With records in time order and some grace, a left join emits
+        /// exactly every pair within the window (Kafka's rule: right time
+        /// in [left - before, left + after]) and, once all windows have
+        /// closed, every left record that had no pair, once, padded with
+        /// `None`. (Without grace the boundary differs, see
+        /// `with_no_grace_and_no_time_difference_records_at_the_same_time_do_not_join`.)
+        #[test]
+        fn left_join_equals_the_nested_loop_join(
+            input in records(),
+            before in 0..6_u64,
+            after in 0..6_u64,
+            grace in 1..4_u64,
+        ) {
+            let builder = StreamsBuilder::new();
+            let (s1, s2) = streams(&builder);
+            let windows = JoinWindows::of_time_difference_and_grace(ms(before), ms(grace))
+                .and_then(|w| w.after(ms(after)))
+                .expect("windows");
+            s1.left_join_stream(&s2, |a, b| format!("{a}+{}", show(b)), windows)
+                .to("out");
+            let driver = driver(&builder);
+            let (in1, in2, out) = topics(&driver);
+            let (mut lefts, mut rights) = (Vec::new(), Vec::new());
+            let mut ts = 0;
+            for (i, (is_left, key, step)) in input.iter().enumerate() {
+                ts += step;
+                if *is_left {
+                    in1.pipe_key_value_at(*key, format!("L{i}"), ts);
+                    lefts.push((*key, format!("L{i}"), ts));
+                } else {
+                    in2.pipe_key_value_at(*key, format!("R{i}"), ts);
+                    rights.push((*key, format!("R{i}"), ts));
+                }
+            }
+            // A record far ahead closes every window.
+            in2.pipe_key_value_at(99, "flush", ts + 1_000);
+            let mut actual: Vec<(i32, String, i64)> = out
+                .read_records_to_list()
+                .into_iter()
+                .map(|r| (r.key.expect("key"), r.value.expect("value"), r.timestamp.expect("ts")))
+                .collect();
+            let (before, after) = (before as i64, after as i64);
+            let mut expected = Vec::new();
+            for (lk, lv, lt) in &lefts {
+                let mut matched = false;
+                for (rk, rv, rt) in &rights {
+                    if lk == rk && *rt >= lt - before && *rt <= lt + after {
+                        expected.push((*lk, format!("{lv}+{rv}"), *lt.max(rt)));
+                        matched = true;
+                    }
+                }
+                if !matched {
+                    expected.push((*lk, format!("{lv}+null"), *lt));
+                }
+            }
+            actual.sort();
+            expected.sort();
+            prop_assert_eq!(actual, expected);
+        }
+    }
+}
+
+/// Kafka 4.4.0's `describe()` of this left join, as its own driver printed
+/// it (the processor's stores in Kafka's order).
+#[test]
+fn describe_matches_kafka() {
+    let builder = left_join_topology();
+    let expected = "Topologies:
+   Sub-topology: 0
+    Source: KSTREAM-SOURCE-0000000000 (topics: [topic1])
+      --> KSTREAM-WINDOWED-0000000002
+    Source: KSTREAM-SOURCE-0000000001 (topics: [topic2])
+      --> KSTREAM-WINDOWED-0000000003
+    Processor: KSTREAM-WINDOWED-0000000002 (stores: [KSTREAM-JOINTHIS-0000000004-store])
+      --> KSTREAM-JOINTHIS-0000000004
+      <-- KSTREAM-SOURCE-0000000000
+    Processor: KSTREAM-WINDOWED-0000000003 (stores: [KSTREAM-OUTEROTHER-0000000005-store])
+      --> KSTREAM-OUTEROTHER-0000000005
+      <-- KSTREAM-SOURCE-0000000001
+    Processor: KSTREAM-JOINTHIS-0000000004 (stores: [KSTREAM-OUTEROTHER-0000000005-store, KSTREAM-OUTERSHARED-0000000004-store])
+      --> KSTREAM-MERGE-0000000006
+      <-- KSTREAM-WINDOWED-0000000002
+    Processor: KSTREAM-OUTEROTHER-0000000005 (stores: [KSTREAM-JOINTHIS-0000000004-store, KSTREAM-OUTERSHARED-0000000004-store])
+      --> KSTREAM-MERGE-0000000006
+      <-- KSTREAM-WINDOWED-0000000003
+    Processor: KSTREAM-MERGE-0000000006 (stores: [])
+      --> KSTREAM-SINK-0000000007
+      <-- KSTREAM-JOINTHIS-0000000004, KSTREAM-OUTEROTHER-0000000005
+    Sink: KSTREAM-SINK-0000000007 (topic: out)
+      <-- KSTREAM-MERGE-0000000006
+
+";
+    assert_eq!(
+        builder.build().expect("topology").describe().to_string(),
+        expected
+    );
+}
+
+/// With no grace, a record exactly `before` earlier than the other side's
+/// newest one is already outside the store's retention when that side
+/// looks (Kafka's fetch starts at `stream time - retention + 1`), so it
+/// does not join: Kafka 4.4.0 gives `L0+null` here, and `L0+R1` with 1 ms
+/// of grace.
+#[test]
+fn with_no_grace_and_no_time_difference_records_at_the_same_time_do_not_join() {
+    for (grace, expected) in [(0, "L0+null"), (1, "L0+R1")] {
+        let builder = StreamsBuilder::new();
+        let (s1, s2) = streams(&builder);
+        s1.left_join_stream(
+            &s2,
+            |a, b| format!("{a}+{}", show(b)),
+            JoinWindows::of_time_difference_and_grace(Duration::ZERO, ms(grace)).expect("windows"),
+        )
+        .to("out");
+        let driver = driver(&builder);
+        let (in1, in2, out) = topics(&driver);
+        in1.pipe_key_value_at(0, "L0", 0);
+        in2.pipe_key_value_at(0, "R1", 0);
+        in2.pipe_key_value_at(99, "flush", 1000);
+        expect(&out, &[(0, expected, 0)]);
+        assert_eq!(driver.metrics().dropped_records, 0);
+    }
 }

@@ -28,8 +28,12 @@
 //!
 //! Records without a key or a value cannot join: they are dropped and
 //! counted, except that a left (outer) join emits a keyless left (either)
-//! record at once, joined with `None`. A record put into an already
-//! expired window is counted as dropped too (Kafka's window store does).
+//! record at once, joined with `None`. A record older than a store's
+//! retention never joins; it is counted as dropped when Kafka's default
+//! (RocksDB, segmented) window store would count it: once its whole
+//! segment (`max(retention / 2, 60 s)` wide) has expired. With no grace,
+//! note that a record exactly `before` (or `after`) away from the newest
+//! record of its side is already outside the retention, as in Kafka.
 //!
 //! The nodes are Kafka's: `KSTREAM-WINDOWED-<n>` per side, then
 //! `KSTREAM-JOINTHIS-<n>`/`KSTREAM-JOINOTHER-<n>` (`KSTREAM-OUTERTHIS-`

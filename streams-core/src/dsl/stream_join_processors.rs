@@ -38,9 +38,21 @@ const DEFAULT_EMIT_INTERVAL_MS: i64 = 0;
 
 /// `KStreamJoinWindow`: forwards each record, then keeps it (when it has a
 /// key) in its side's window store. A put into an expired window is
-/// dropped by the store and counted, as Kafka's in-memory window store does.
+/// dropped and counted as Kafka's default (RocksDB) window store counts
+/// it: only once the record's whole segment has expired (see
+/// [`expired_segment`]); reads never see a record older than the
+/// retention either way.
 pub(crate) struct JoinWindowProcessor {
     pub(crate) store: String,
+}
+
+/// Whether Kafka's default window store (segmented, `segment interval =
+/// max(retention / 2, 60 s)`) drops a put at `ts` when its stream time is
+/// `observed` (already including `ts`): the record's segment is older than
+/// the segment of `observed - retention` (Java's truncating division).
+pub(crate) fn expired_segment(ts: i64, observed: i64, retention_ms: i64) -> bool {
+    let interval = (retention_ms / 2).max(60_000);
+    ts / interval < observed.saturating_sub(retention_ms) / interval
 }
 
 impl<K, V> Processor<K, V> for JoinWindowProcessor
@@ -61,7 +73,7 @@ where
         if let Some((key, value, ts)) = kept {
             let mut store = ctx.window_store::<K, V>(&self.store)?;
             let observed = store.observed_stream_time().max(ts);
-            let expired = ts <= observed.saturating_sub(store.retention_ms());
+            let expired = expired_segment(ts, observed, store.retention_ms());
             store.put_option(key, value, ts)?;
             drop(store);
             if expired {
