@@ -11,10 +11,12 @@ import java.util.Properties;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -22,6 +24,8 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.kstream.SessionWindowedDeserializer;
+import org.apache.kafka.streams.kstream.TimeWindowedDeserializer;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
@@ -43,7 +47,7 @@ final class Golden {
     final String name;
     private String describe;
     private TopologyTestDriver driver;
-    private final Map<String, Kind[]> outputKinds = new TreeMap<>();
+    private final Map<String, Reader> outputKinds = new TreeMap<>();
     private final Map<String, List<Object>> outputs = new TreeMap<>();
     private List<String> producedTopics = new ArrayList<>();
     private List<Object> serdeBytes;
@@ -62,6 +66,15 @@ final class Golden {
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         return props;
+    }
+
+    /**
+     * Config change of the {@code *_cache_off} scenarios: {@code statestore.cache.max.bytes = 0}.
+     * TopologyTestDriver otherwise runs with Kafka's record cache (10 MB), flushed after each
+     * piped record, so that a store's forwarded updates and changelog records pass through it.
+     */
+    static void noCache(final Properties props) {
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L);
     }
 
     /** Records describe() and starts the driver with the default config at wall-clock 0. */
@@ -110,8 +123,56 @@ final class Golden {
     }
 
     void output(final String topic, final Kind key, final Kind value) {
-        if (outputKinds.put(topic, new Kind[] {key, value}) != null) {
+        declare(topic, new Reader(key.deserializer(), key::toJson, value));
+    }
+
+    /**
+     * Declares an output topic whose keys are String keys of time windows of {@code sizeMs},
+     * written with Kafka's {@code TimeWindowedSerde} (key bytes, then the window start). They are
+     * read back with {@code TimeWindowedDeserializer(StringDeserializer, sizeMs)} and written to
+     * the golden as {@code Windowed.toString()}: {@code "[key@start/end]"}.
+     */
+    void outputTimeWindowed(final String topic, final long sizeMs, final Kind value) {
+        final Deserializer<Object> keys = cast(new TimeWindowedDeserializer<>(Serdes.String().deserializer(), sizeMs));
+        declare(topic, new Reader(keys, Golden::windowedToJson, value));
+    }
+
+    /**
+     * Declares an output topic whose keys are String keys of session windows, written with
+     * Kafka's {@code SessionWindowedSerde} (key bytes, window end, window start); in the golden
+     * as {@code "[key@start/end]"}.
+     */
+    void outputSessionWindowed(final String topic, final Kind value) {
+        final Deserializer<Object> keys = cast(new SessionWindowedDeserializer<>(Serdes.String().deserializer()));
+        declare(topic, new Reader(keys, Golden::windowedToJson, value));
+    }
+
+    private void declare(final String topic, final Reader reader) {
+        if (outputKinds.put(topic, reader) != null) {
             throw new IllegalStateException("output declared twice: " + topic);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Deserializer<Object> cast(final Deserializer<?> d) {
+        return (Deserializer<Object>) d;
+    }
+
+    /** A windowed key as {@code Windowed.toString()} prints it, {@code [key@start/end]}. */
+    private static Object windowedToJson(final Object windowed) {
+        return windowed == null ? null : windowed.toString();
+    }
+
+    /** How one declared output topic is read: key deserializer and JSON encoding, value kind. */
+    private static final class Reader {
+        final Deserializer<Object> key;
+        final Function<Object, Object> keyJson;
+        final Kind value;
+
+        Reader(final Deserializer<Object> key, final Function<Object, Object> keyJson, final Kind value) {
+            this.key = key;
+            this.keyJson = keyJson;
+            this.value = value;
         }
     }
 
@@ -183,15 +244,15 @@ final class Golden {
             return;
         }
         try {
-            for (final Map.Entry<String, Kind[]> e : outputKinds.entrySet()) {
-                final Kind k = e.getValue()[0];
-                final Kind v = e.getValue()[1];
+            for (final Map.Entry<String, Reader> e : outputKinds.entrySet()) {
+                final Reader reader = e.getValue();
+                final Kind v = reader.value;
                 final TestOutputTopic<Object, Object> topic =
-                    driver.createOutputTopic(e.getKey(), k.deserializer(), v.deserializer());
+                    driver.createOutputTopic(e.getKey(), reader.key, v.deserializer());
                 final List<Object> records = new ArrayList<>();
                 for (final TestRecord<Object, Object> r : topic.readRecordsToList()) {
                     final Map<String, Object> rec = new LinkedHashMap<>();
-                    rec.put("key", k.toJson(r.key()));
+                    rec.put("key", reader.keyJson.apply(r.key()));
                     rec.put("value", v.toJson(r.value()));
                     rec.put("timestamp", r.timestamp());
                     final List<Object> hs = new ArrayList<>();

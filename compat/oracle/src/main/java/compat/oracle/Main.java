@@ -35,7 +35,8 @@ public final class Main {
         ProcessorApiScenarios.class,
         TimeScenarios.class,
         SerdeScenarios.class,
-        ErrorScenarios.class
+        ErrorScenarios.class,
+        StatefulScenarios.class
     );
 
     private Main() {}
