@@ -5,7 +5,8 @@
 //! their ratio.
 //!
 //! Run: `cargo bench -p streams-test --bench word_count`
-//! (`STREAMS_BENCH_RATIO_ONLY=1` skips criterion's sampling.)
+//! (`STREAMS_BENCH_RATIO_ONLY=1` skips criterion's sampling;
+//! `STREAMS_BENCH_PROFILE_DRIVER=1` runs only the driver, for profilers.)
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -101,6 +102,13 @@ fn run_criterion(lines: &[String]) {
 
 fn main() {
     let lines = lines();
+    if std::env::var_os("STREAMS_BENCH_PROFILE_DRIVER").is_some() {
+        // For profilers: the driver's side only, a few times.
+        for _ in 0..3 {
+            black_box(through_driver(&lines));
+        }
+        return;
+    }
     assert_eq!(through_driver(&lines), by_hand(&lines));
     if std::env::var_os("STREAMS_BENCH_RATIO_ONLY").is_none() {
         run_criterion(&lines);

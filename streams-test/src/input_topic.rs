@@ -102,30 +102,32 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
         t
     }
 
-    fn serialize(&self, record: &TestRecord<K, V>, timestamp: i64) -> Result<RawRecord> {
+    /// Serializes a record the caller hands over: serdes may reuse its
+    /// key's and value's buffers.
+    fn serialize(&self, record: TestRecord<K, V>, timestamp: i64) -> Result<RawRecord> {
         let ser_err = |part, reason| StreamsError::Serialization {
             topic: self.topic.clone(),
             node: None,
             part,
             reason,
         };
-        let key = match &record.key {
+        let key = match record.key {
             Some(k) => Some(
                 self.key_serde
-                    .serialize(&self.topic, k)
+                    .serialize_owned(&self.topic, k)
                     .map_err(|e| ser_err(RecordPart::Key, e))?,
             ),
             None => None,
         };
-        let value = match &record.value {
+        let value = match record.value {
             Some(v) => Some(
                 self.value_serde
-                    .serialize(&self.topic, v)
+                    .serialize_owned(&self.topic, v)
                     .map_err(|e| ser_err(RecordPart::Value, e))?,
             ),
             None => None,
         };
-        Ok(RawRecord::new(key, value, timestamp).with_headers(record.headers.clone()))
+        Ok(RawRecord::new(key, value, timestamp).with_headers(record.headers))
     }
 
     /// Pipes a record and processes it, returning any error. A record
@@ -139,7 +141,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
             Some(t) => t,
             None => self.next_time(),
         };
-        let raw = self.serialize(&record, timestamp)?;
+        let raw = self.serialize(record, timestamp)?;
         self.driver.pipe_raw(&self.topic, raw)
     }
 

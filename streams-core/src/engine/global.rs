@@ -49,14 +49,12 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, 
         };
         let key = raw
             .key
-            .as_deref()
-            .map(|b| self.key.deserialize(&metadata.topic, b))
+            .map(|b| self.key.deserialize_owned(&metadata.topic, b))
             .transpose()
             .map_err(|e| decode_err(RecordPart::Key, e));
         let value = raw
             .value
-            .as_deref()
-            .map(|b| self.value.deserialize(&metadata.topic, b))
+            .map(|b| self.value.deserialize_owned(&metadata.topic, b))
             .transpose()
             .map_err(|e| decode_err(RecordPart::Value, e));
         let (key, value) = match key.and_then(|k| value.map(|v| (k, v))) {

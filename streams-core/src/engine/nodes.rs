@@ -164,19 +164,27 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
             part,
             reason,
         };
+        // The serialized record is not needed after this: serdes may take
+        // its buffers (a String keeps the bytes it was written as).
+        let RawRecord {
+            key,
+            value,
+            timestamp,
+            headers,
+        } = raw;
         let decoded = (|| {
-            let key = match &raw.key {
+            let key = match key {
                 Some(bytes) => Some(
                     self.key
-                        .deserialize(&metadata.topic, bytes)
+                        .deserialize_owned(&metadata.topic, bytes)
                         .map_err(|e| decode_err(RecordPart::Key, e))?,
                 ),
                 None => None,
             };
-            let value = match &raw.value {
+            let value = match value {
                 Some(bytes) => Some(
                     self.value
-                        .deserialize(&metadata.topic, bytes)
+                        .deserialize_owned(&metadata.topic, bytes)
                         .map_err(|e| decode_err(RecordPart::Value, e))?,
                 ),
                 None => None,
@@ -193,13 +201,13 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
                 }
             },
         };
-        task.advance_stream_time(raw.timestamp);
+        task.advance_stream_time(timestamp);
         task.count(|m| m.processed_records += 1);
         let record = Record {
             key,
             value,
-            timestamp: raw.timestamp,
-            headers: raw.headers,
+            timestamp,
+            headers,
         };
         ProcessorContext::<K, V>::new(task, me).forward(record)
     }
@@ -250,18 +258,26 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             part,
             reason,
         };
-        let key = match &record.key {
+        // The typed record ends here: serdes may turn its key and value
+        // into bytes without copying them.
+        let Record {
+            key,
+            value,
+            timestamp,
+            headers,
+        } = record;
+        let key = match key {
             Some(k) => Some(
                 self.key
-                    .serialize(&topic, k)
+                    .serialize_owned(&topic, k)
                     .map_err(|e| ser_err(RecordPart::Key, e))?,
             ),
             None => None,
         };
-        let value = match &record.value {
+        let value = match value {
             Some(v) => Some(
                 self.value
-                    .serialize(&topic, v)
+                    .serialize_owned(&topic, v)
                     .map_err(|e| ser_err(RecordPart::Value, e))?,
             ),
             None => None,
@@ -271,8 +287,8 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             record: Record {
                 key,
                 value,
-                timestamp: record.timestamp,
-                headers: record.headers,
+                timestamp,
+                headers,
             },
         });
         Ok(())

@@ -49,6 +49,24 @@ pub trait Serde<T>: Send + Sync + 'static {
 
     /// Turns bytes read from `topic` into a value.
     fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<T, SerdeError>;
+
+    /// As [`serialize`](Serde::serialize), for a value the caller no
+    /// longer needs: a serde whose bytes are the value's own buffer (a
+    /// `String`'s UTF-8, a `Vec<u8>`) can hand it over instead of
+    /// copying it. It must return the same bytes as `serialize`. The
+    /// default calls `serialize`.
+    fn serialize_owned(&self, topic: &str, value: T) -> Result<Vec<u8>, SerdeError> {
+        self.serialize(topic, &value)
+    }
+
+    /// As [`deserialize`](Serde::deserialize), for bytes the caller no
+    /// longer needs: a serde whose value can own the buffer (a `String`, a
+    /// `Vec<u8>`) can take it instead of copying it. It must return what
+    /// `deserialize` returns, errors included. The default calls
+    /// `deserialize`.
+    fn deserialize_owned(&self, topic: &str, bytes: Vec<u8>) -> Result<T, SerdeError> {
+        self.deserialize(topic, &bytes)
+    }
 }
 
 impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
@@ -57,6 +75,12 @@ impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
     }
     fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<T, SerdeError> {
         (**self).deserialize(topic, bytes)
+    }
+    fn serialize_owned(&self, topic: &str, value: T) -> Result<Vec<u8>, SerdeError> {
+        (**self).serialize_owned(topic, value)
+    }
+    fn deserialize_owned(&self, topic: &str, bytes: Vec<u8>) -> Result<T, SerdeError> {
+        (**self).deserialize_owned(topic, bytes)
     }
 }
 
@@ -74,11 +98,21 @@ impl Serde<String> for StringSerde {
     fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<String, SerdeError> {
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(s.to_owned()),
-            Err(e) => Err(SerdeError::new(format!(
-                "bytes are not valid UTF-8 ({e}); StringSerde reads UTF-8 text only"
-            ))),
+            Err(e) => Err(not_utf8(e)),
         }
     }
+    fn serialize_owned(&self, _topic: &str, value: String) -> Result<Vec<u8>, SerdeError> {
+        Ok(value.into_bytes())
+    }
+    fn deserialize_owned(&self, _topic: &str, bytes: Vec<u8>) -> Result<String, SerdeError> {
+        String::from_utf8(bytes).map_err(|e| not_utf8(e.utf8_error()))
+    }
+}
+
+fn not_utf8(e: std::str::Utf8Error) -> SerdeError {
+    SerdeError::new(format!(
+        "bytes are not valid UTF-8 ({e}); StringSerde reads UTF-8 text only"
+    ))
 }
 
 /// Raw bytes, passed through unchanged, as Kafka's `Serdes.ByteArray()`.
@@ -91,6 +125,12 @@ impl Serde<Vec<u8>> for BytesSerde {
     }
     fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<Vec<u8>, SerdeError> {
         Ok(bytes.to_vec())
+    }
+    fn serialize_owned(&self, _topic: &str, value: Vec<u8>) -> Result<Vec<u8>, SerdeError> {
+        Ok(value)
+    }
+    fn deserialize_owned(&self, _topic: &str, bytes: Vec<u8>) -> Result<Vec<u8>, SerdeError> {
+        Ok(bytes)
     }
 }
 

@@ -211,6 +211,30 @@ proptest! {
     }
 
     #[test]
+    fn string_owned_forms_match_the_borrowed_ones(bytes in proptest::collection::vec(any::<u8>(), 0..32)) {
+        let borrowed = StringSerde.deserialize(TOPIC, &bytes).map_err(|e| e.to_string());
+        let owned = StringSerde.deserialize_owned(TOPIC, bytes.clone()).map_err(|e| e.to_string());
+        prop_assert_eq!(&owned, &borrowed);
+        if let Ok(s) = owned {
+            prop_assert_eq!(StringSerde.serialize_owned(TOPIC, s.clone()).unwrap(), StringSerde.serialize(TOPIC, &s).unwrap());
+        }
+        let shared: SerdeRef<String> = std::sync::Arc::new(StringSerde);
+        let via_arc = shared.deserialize_owned(TOPIC, bytes).map_err(|e| e.to_string());
+        prop_assert_eq!(via_arc, borrowed);
+    }
+
+    #[test]
+    fn owned_forms_default_to_the_borrowed_ones(n in any::<i64>(), b in proptest::collection::vec(any::<u8>(), 0..16)) {
+        prop_assert_eq!(I64Serde.serialize_owned(TOPIC, n).unwrap(), I64Serde.serialize(TOPIC, &n).unwrap());
+        prop_assert_eq!(
+            I64Serde.deserialize_owned(TOPIC, b.clone()).map_err(|e| e.to_string()),
+            I64Serde.deserialize(TOPIC, &b).map_err(|e| e.to_string())
+        );
+        prop_assert_eq!(BytesSerde.serialize_owned(TOPIC, b.clone()).unwrap(), b.clone());
+        prop_assert_eq!(BytesSerde.deserialize_owned(TOPIC, b.clone()).unwrap(), b);
+    }
+
+    #[test]
     fn bytes_round_trip(b in proptest::collection::vec(any::<u8>(), 0..64)) {
         let bytes = BytesSerde.serialize(TOPIC, &b).unwrap();
         prop_assert_eq!(&bytes, &b);
