@@ -18,6 +18,7 @@
 //! Set `COMPAT_SCENARIO=<part of a name>` to run only matching scenarios.
 
 mod scenarios_errors;
+mod scenarios_joins;
 mod scenarios_processor_api;
 mod scenarios_serde;
 mod scenarios_stateful;
@@ -80,6 +81,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_serde::SCENARIOS,
         scenarios_errors::SCENARIOS,
         scenarios_stateful::SCENARIOS,
+        scenarios_joins::SCENARIOS,
     ]
     .concat()
 }

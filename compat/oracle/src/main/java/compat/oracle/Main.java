@@ -36,7 +36,8 @@ public final class Main {
         TimeScenarios.class,
         SerdeScenarios.class,
         ErrorScenarios.class,
-        StatefulScenarios.class
+        StatefulScenarios.class,
+        JoinScenarios.class
     );
 
     private Main() {}
