@@ -37,7 +37,8 @@ public final class Main {
         SerdeScenarios.class,
         ErrorScenarios.class,
         StatefulScenarios.class,
-        JoinScenarios.class
+        JoinScenarios.class,
+        WindowScenarios.class
     );
 
     private Main() {}
