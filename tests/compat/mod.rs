@@ -196,21 +196,6 @@ pub const KNOWN_GAPS: &[KnownGap] = &[
                  suppress_tumbling_final_results, Kafka's null timestamps (ours 0, 5, 8, ..; our driver's records \
                  always have one) and its HashSet order of the keys changed at one flush (ours key order)",
     },
-    KnownGap {
-        scenario: "table_group_by_reduce",
-        field: Field::Describe,
-        reason: "KGroupedTable::reduce names its store KTABLE-REDUCE-STATE-STORE-0000000004; Kafka's \
-                 KGroupedTable.reduce uses the aggregate prefix, KTABLE-AGGREGATE-STATE-STORE-0000000004 (the node \
-                 stays KTABLE-REDUCE-0000000007), and so do its repartition topic and changelog \
-                 (streams-core/src/dsl/grouped.rs, KGroupedTable::reduce_with)",
-    },
-    KnownGap {
-        scenario: "table_group_by_reduce",
-        field: Field::ProducedTopics,
-        reason: "the store name of table_group_by_reduce / describe: compat-KTABLE-REDUCE-STATE-STORE-0000000004-changelog \
-                 and -repartition where Kafka has compat-KTABLE-AGGREGATE-STATE-STORE-0000000004-changelog and \
-                 -repartition",
-    },
 ];
 
 impl KnownGap {

@@ -487,9 +487,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
         adder: Rc<dyn Fn(&K, &V, VA) -> VA>,
         subtractor: Rc<dyn Fn(&K, &V, VA) -> VA>,
     ) -> KTable<K, VA> {
+        // Kafka names the store of every grouped-table operation
+        // `KTABLE-AGGREGATE-STATE-STORE-<n>`, a reduce's too (only the node
+        // is `KTABLE-REDUCE-<n>`).
         let store = match &materialized.name {
             Some(n) => n.clone(),
-            None => self.builder.new_store_name(prefix),
+            None => self.builder.new_store_name("KTABLE-AGGREGATE-"),
         };
         let named = self.grouped.name.clone();
         let burn_sink = self.builder.new_name("KSTREAM-SINK-");
