@@ -44,13 +44,35 @@ struct InputQueue {
     next_offset: i64,
 }
 
+/// Where the records written to an output topic go besides the topic
+/// itself, decided once when the topic is first written.
+#[derive(Debug, Clone, Copy)]
+enum FeedBack {
+    /// Nowhere: no source reads the topic.
+    None,
+    /// Into the input queue at this index (a source reads the topic).
+    Stream(usize),
+    /// Into the global store that reads the topic, at once.
+    Global,
+}
+
+#[derive(Debug)]
+struct Output {
+    topic: Arc<str>,
+    queue: OutputQueue,
+    feed_back: FeedBack,
+}
+
 pub(crate) struct DriverState {
     task: StreamTask,
     /// Queued records per input topic, in the order topics were first seen.
     queues: Vec<InputQueue>,
+    /// How many records all input queues hold.
+    queued: usize,
     /// Output topics, in the order they were first written. A handful per
-    /// test: a linear search beats hashing the name for every record.
-    outputs: Vec<(String, OutputQueue)>,
+    /// test: a linear search (by pointer first, as sinks share their
+    /// topic's name) beats hashing the name for every record.
+    outputs: Vec<Output>,
     produced_buffer: Vec<streams_core::engine::ProducedRecord>,
     produced_topics: BTreeSet<String>,
     wall_clock: i64,
@@ -67,8 +89,8 @@ impl DriverState {
     pub(crate) fn output_mut(&mut self, topic: &str) -> Option<&mut OutputQueue> {
         self.outputs
             .iter_mut()
-            .find(|(t, _)| t == topic)
-            .map(|(_, q)| q)
+            .find(|o| &*o.topic == topic)
+            .map(|o| &mut o.queue)
     }
 
     pub(crate) fn produced_topic_names(&self) -> &BTreeSet<String> {
@@ -111,6 +133,10 @@ impl DriverState {
     /// Queues a record for an input topic and processes everything that
     /// can be processed.
     pub(crate) fn pipe(&mut self, topic: &str, record: RawRecord) -> Result<()> {
+        // A topic piped before has its queue: no need to ask the task again.
+        if let Some(i) = self.queues.iter().position(|q| &*q.topic == topic) {
+            return self.pipe_to_queue(i, record);
+        }
         if self.task.reads_global(topic) {
             if record.timestamp < 0 {
                 return Err(StreamsError::NegativeTimestamp {
@@ -128,28 +154,67 @@ impl DriverState {
                 known: self.known_topics(),
             });
         }
+        let i = self.queue_index(topic);
+        self.pipe_to_queue(i, record)
+    }
+
+    /// Pipes a record to the input queue at index `i`: when nothing else
+    /// waits (no queued record, no output to capture first), it is
+    /// processed at once, as it would be first anyway.
+    fn pipe_to_queue(&mut self, i: usize, record: RawRecord) -> Result<()> {
         if record.timestamp < 0 {
             return Err(StreamsError::NegativeTimestamp {
-                topic: topic.to_owned(),
+                topic: self.queues[i].topic.to_string(),
                 timestamp: record.timestamp,
             });
         }
-        self.enqueue(topic, record);
+        if self.queued == 0 && !self.task.has_produced() {
+            let queue = &mut self.queues[i];
+            let offset = queue.next_offset;
+            queue.next_offset += 1;
+            self.process_one(i, offset, record)?;
+        } else {
+            self.enqueue(i, record);
+        }
         self.complete_all_processable_work()
     }
 
-    fn enqueue(&mut self, topic: &str, record: RawRecord) {
-        match self.queues.iter_mut().find(|q| &*q.topic == topic) {
-            Some(q) => {
-                q.records.push_back((q.next_offset, record));
-                q.next_offset += 1;
+    /// The index of the input queue of `topic`, a topic the task reads,
+    /// created empty if needed.
+    fn queue_index(&mut self, topic: &str) -> usize {
+        match self.queues.iter().position(|q| &*q.topic == topic) {
+            Some(i) => i,
+            None => {
+                self.queues.push(InputQueue {
+                    topic: Arc::from(topic),
+                    records: VecDeque::new(),
+                    next_offset: 0,
+                });
+                self.queues.len() - 1
             }
-            None => self.queues.push(InputQueue {
-                topic: Arc::from(topic),
-                records: VecDeque::from([(0, record)]),
-                next_offset: 1,
-            }),
         }
+    }
+
+    fn enqueue(&mut self, i: usize, record: RawRecord) {
+        let q = &mut self.queues[i];
+        q.records.push_back((q.next_offset, record));
+        q.next_offset += 1;
+        self.queued += 1;
+    }
+
+    /// Processes one record of the input queue at index `i`, then
+    /// stream-time punctuation, then captures what was produced (kept even
+    /// if processing failed).
+    fn process_one(&mut self, i: usize, offset: i64, record: RawRecord) -> Result<()> {
+        let result = self
+            .task
+            .process(&self.queues[i].topic, offset, record)
+            .and_then(|()| self.task.maybe_punctuate_stream_time().map(|_| ()))
+            // Kafka's driver commits after each record: the record caches flush.
+            .and_then(|()| self.task.commit());
+        let captured = self.capture_outputs();
+        result?;
+        captured
     }
 
     /// Moves what sinks produced to the output topics, and feeds records
@@ -159,48 +224,72 @@ impl DriverState {
         let mut produced = std::mem::take(&mut self.produced_buffer);
         self.task.take_produced_into(&mut produced);
         let mut first_error = None;
+        // The output of the previous record, checked first: a sink writes
+        // one topic, whose name it shares with every record.
+        let mut last = usize::MAX;
         for p in produced.drain(..) {
-            let topic: &str = &p.topic;
-            let index = match self.outputs.iter().position(|(t, _)| t == topic) {
-                Some(i) => i,
-                None => {
-                    self.produced_topics.insert(topic.to_owned());
-                    self.outputs
-                        .push((topic.to_owned(), OutputQueue::default()));
-                    self.outputs.len() - 1
+            let index = match self.outputs.get(last) {
+                Some(o) if Arc::ptr_eq(&o.topic, &p.topic) => last,
+                _ => self.output_index(&p.topic),
+            };
+            last = index;
+            let output = &mut self.outputs[index];
+            let offset = output.queue.next_offset;
+            output.queue.next_offset += 1;
+            let feed_back = output.feed_back;
+            let record = match feed_back {
+                FeedBack::None => {
+                    output.queue.records.push_back(OutputRecord {
+                        offset,
+                        record: p.record,
+                    });
+                    continue;
+                }
+                FeedBack::Stream(_) | FeedBack::Global => {
+                    let record = p.record.clone();
+                    output.queue.records.push_back(OutputRecord {
+                        offset,
+                        record: p.record,
+                    });
+                    record
                 }
             };
-            let queue = &mut self.outputs[index].1;
-            let offset = queue.next_offset;
-            queue.next_offset += 1;
-            if self.task.reads_global(topic) {
-                let record = p.record.clone();
-                queue.records.push_back(OutputRecord {
-                    offset,
-                    record: p.record,
-                });
+            match feed_back {
+                FeedBack::Stream(queue) => self.enqueue(queue, record),
                 // Every output is captured; the first failure is reported.
-                if let Err(e) = self.process_global(topic, record)
-                    && first_error.is_none()
-                {
-                    first_error = Some(e);
+                _ => {
+                    if let Err(e) = self.process_global(&p.topic, record)
+                        && first_error.is_none()
+                    {
+                        first_error = Some(e);
+                    }
                 }
-            } else if self.task.reads(topic) {
-                let record = p.record.clone();
-                queue.records.push_back(OutputRecord {
-                    offset,
-                    record: p.record,
-                });
-                self.enqueue(topic, record);
-            } else {
-                queue.records.push_back(OutputRecord {
-                    offset,
-                    record: p.record,
-                });
             }
         }
         self.produced_buffer = produced;
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// The index of the output of `topic`, created (with where its records
+    /// go besides) when the topic is first written.
+    fn output_index(&mut self, topic: &Arc<str>) -> usize {
+        if let Some(i) = self.outputs.iter().position(|o| o.topic == *topic) {
+            return i;
+        }
+        self.produced_topics.insert(topic.to_string());
+        let feed_back = if self.task.reads_global(topic) {
+            FeedBack::Global
+        } else if self.task.reads(topic) {
+            FeedBack::Stream(self.queue_index(topic))
+        } else {
+            FeedBack::None
+        };
+        self.outputs.push(Output {
+            topic: topic.clone(),
+            queue: OutputQueue::default(),
+            feed_back,
+        });
+        self.outputs.len() - 1
     }
 
     /// Processes queued records until none is left: the one with the
@@ -209,7 +298,7 @@ impl DriverState {
     /// Outputs produced before an error are kept.
     fn complete_all_processable_work(&mut self) -> Result<()> {
         self.capture_outputs()?;
-        loop {
+        while self.queued > 0 {
             let next = self
                 .queues
                 .iter()
@@ -220,15 +309,10 @@ impl DriverState {
             let Some((offset, record)) = self.queues[i].records.pop_front() else {
                 return Ok(());
             };
-            let topic = self.queues[i].topic.clone();
-            let result = self
-                .task
-                .process(&topic, offset, record)
-                .and_then(|()| self.task.maybe_punctuate_stream_time().map(|_| ()));
-            let captured = self.capture_outputs();
-            result?;
-            captured?;
+            self.queued -= 1;
+            self.process_one(i, offset, record)?;
         }
+        Ok(())
     }
 
     pub(crate) fn advance_wall_clock(&mut self, advance: Duration) -> Result<()> {
@@ -236,7 +320,10 @@ impl DriverState {
             StreamsError::InvalidArgument(format!("wall-clock advance {advance:?} is too large"))
         })?;
         self.wall_clock = self.wall_clock.saturating_add(millis);
-        let result = self.task.maybe_punctuate_wall_clock(self.wall_clock);
+        let result = self
+            .task
+            .maybe_punctuate_wall_clock(self.wall_clock)
+            .and_then(|_| self.task.commit());
         let captured = self.capture_outputs();
         result?;
         captured?;
@@ -338,6 +425,7 @@ impl DriverBuilder {
             state: RefCell::new(Some(DriverState {
                 task,
                 queues: Vec::new(),
+                queued: 0,
                 outputs: Vec::new(),
                 produced_buffer: Vec::new(),
                 produced_topics: BTreeSet::new(),

@@ -94,12 +94,29 @@ pub(crate) struct TaskState {
     application_id: String,
     stream_time: Cell<i64>,
     wall_clock: Cell<i64>,
-    current: RefCell<Option<RecordMetadata>>,
+    /// Where the record being processed came from, valid while
+    /// `in_record` is set. Kept between records so that the next record
+    /// of the same topic only changes the offset (no reference counting
+    /// per record).
+    current: RefCell<RecordMetadata>,
+    in_record: Cell<bool>,
     produced: Rc<RefCell<Vec<ProducedRecord>>>,
     schedules: RefCell<Vec<Schedule>>,
     next_id: Cell<u64>,
     metrics: Cell<TaskMetrics>,
     config: StreamsConfig,
+    /// What runs at each commit, in store order: the flushes of the DSL's
+    /// record caches.
+    commit_hooks: RefCell<Vec<CommitHook>>,
+}
+
+/// A flush run at commit: the store's index (which orders the flushes, as
+/// Kafka flushes stores in the order they were registered), the node that
+/// forwards what is flushed, and the flush.
+struct CommitHook {
+    store: usize,
+    node: usize,
+    run: Rc<dyn Fn(&TaskState, usize) -> Result<()>>,
 }
 
 impl TaskState {
@@ -120,7 +137,37 @@ impl TaskState {
     }
 
     pub(crate) fn current_metadata(&self) -> Option<RecordMetadata> {
-        self.current.borrow().clone()
+        self.in_record.get().then(|| self.current.borrow().clone())
+    }
+
+    /// Makes `topic` at `offset` the current record's origin; `shared` is
+    /// the topic's name as the task keeps it, if it does.
+    fn enter_record(&self, shared: Option<&Arc<str>>, topic: &str, offset: i64) {
+        let mut current = self.current.borrow_mut();
+        match shared {
+            Some(t) if Arc::ptr_eq(t, &current.topic) => {}
+            Some(t) => current.topic = t.clone(),
+            None if &*current.topic == topic => {}
+            None => current.topic = Arc::from(topic),
+        }
+        current.partition = 0;
+        current.offset = offset;
+        self.in_record.set(true);
+    }
+
+    /// Runs the source `node` on a serialized record, as the current record.
+    fn process_source(&self, node: usize, record: RawRecord) -> Result<()> {
+        let result = match self.nodes[node].try_borrow_mut() {
+            Ok(mut guard) => {
+                let metadata = self.current.borrow();
+                guard.process_raw(self, node, &metadata, record)
+            }
+            Err(_) => Err(StreamsError::Reentrant {
+                node: self.meta[node].name.clone(),
+            }),
+        };
+        self.in_record.set(false);
+        result
     }
 
     pub(crate) fn stream_time(&self) -> i64 {
@@ -227,6 +274,57 @@ impl TaskState {
                 actual,
             }
         })
+    }
+
+    /// Registers `run` to be called at each commit for `node`, ordered
+    /// by the index of `store`.
+    pub(crate) fn add_commit_hook(
+        &self,
+        store: &str,
+        node: usize,
+        run: Rc<dyn Fn(&TaskState, usize) -> Result<()>>,
+    ) -> Result<()> {
+        let store = self.store_index(store)?;
+        let mut hooks = self.commit_hooks.borrow_mut();
+        let at = hooks.partition_point(|h| h.store <= store);
+        hooks.insert(at, CommitHook { store, node, run });
+        Ok(())
+    }
+
+    /// Runs `f` with `metadata` and `timestamp` as the current record's
+    /// (what `record_metadata` tells and changelog records carry), then
+    /// restores them: Kafka's `setRecordContext` around a cache flush.
+    pub(crate) fn with_record_context<R>(
+        &self,
+        metadata: Option<&RecordMetadata>,
+        timestamp: i64,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        let previous_timestamp = self.record_timestamp.replace(timestamp);
+        let previous_in_record = self.in_record.get();
+        let previous = metadata.map(|m| self.current.replace(m.clone()));
+        self.in_record.set(metadata.is_some());
+        let result = f();
+        if let Some(previous) = previous {
+            *self.current.borrow_mut() = previous;
+        }
+        self.in_record.set(previous_in_record);
+        self.record_timestamp.set(previous_timestamp);
+        result
+    }
+
+    /// Kafka's commit: flushes the record caches, store by store.
+    fn commit(&self) -> Result<()> {
+        let hooks: Vec<(usize, Rc<dyn Fn(&TaskState, usize) -> Result<()>>)> = self
+            .commit_hooks
+            .borrow()
+            .iter()
+            .map(|h| (h.node, h.run.clone()))
+            .collect();
+        for (node, run) in hooks {
+            run(self, node)?;
+        }
+        Ok(())
     }
 
     /// Runs one typed record through a node.
@@ -429,12 +527,18 @@ impl StreamTask {
                 application_id: app.to_owned(),
                 stream_time: Cell::new(-1),
                 wall_clock: Cell::new(wall_clock_ms),
-                current: RefCell::new(None),
+                current: RefCell::new(RecordMetadata {
+                    topic: Arc::from(""),
+                    partition: 0,
+                    offset: -1,
+                }),
+                in_record: Cell::new(false),
                 produced,
                 schedules: RefCell::new(Vec::new()),
                 next_id: Cell::new(0),
                 metrics: Cell::new(TaskMetrics::default()),
                 config: config.clone(),
+                commit_hooks: RefCell::new(Vec::new()),
             },
             sources,
             patterns,
@@ -500,10 +604,10 @@ impl StreamTask {
         // One pass: the source and the topic name it shares (a pattern
         // source gets the name of the topic matched).
         let named = self.sources.iter().find(|(t, _)| &**t == topic);
-        let (topic, source): (Arc<str>, usize) = match named {
-            Some((t, n)) => (t.clone(), *n),
+        let (shared, source): (Option<&Arc<str>>, usize) = match named {
+            Some((t, n)) => (Some(t), *n),
             None => match self.source_for(topic) {
-                Some(n) => (Arc::from(topic), n),
+                Some(n) => (None, n),
                 None => {
                     return Err(StreamsError::UnknownTopic {
                         topic: topic.to_owned(),
@@ -517,23 +621,8 @@ impl StreamTask {
                 }
             },
         };
-        let metadata = RecordMetadata {
-            topic,
-            partition: 0,
-            offset,
-        };
-        *self.state.current.borrow_mut() = Some(metadata.clone());
-        let result = {
-            let mut node =
-                self.state.nodes[source]
-                    .try_borrow_mut()
-                    .map_err(|_| StreamsError::Reentrant {
-                        node: self.state.meta[source].name.clone(),
-                    })?;
-            node.process_raw(&self.state, source, &metadata, record)
-        };
-        *self.state.current.borrow_mut() = None;
-        result
+        self.state.enter_record(shared, topic, offset);
+        self.state.process_source(source, record)
     }
 
     /// The topics of global stores, by name, in the order the stores were added.
@@ -559,12 +648,7 @@ impl StreamTask {
         if self.closed {
             return Err(StreamsError::Closed("task"));
         }
-        let Some((topic, source)) = self
-            .globals
-            .iter()
-            .find(|(t, _)| &**t == topic)
-            .map(|(t, n)| (t.clone(), *n))
-        else {
+        let Some((shared, source)) = self.globals.iter().find(|(t, _)| &**t == topic) else {
             return Err(StreamsError::UnknownTopic {
                 topic: topic.to_owned(),
                 known: self
@@ -574,20 +658,22 @@ impl StreamTask {
                     .collect(),
             });
         };
-        let metadata = RecordMetadata {
-            topic,
-            partition: 0,
-            offset,
-        };
-        *self.state.current.borrow_mut() = Some(metadata.clone());
-        let result = match self.state.nodes[source].try_borrow_mut() {
-            Ok(mut node) => node.process_raw(&self.state, source, &metadata, record),
-            Err(_) => Err(StreamsError::Reentrant {
-                node: self.state.meta[source].name.clone(),
-            }),
-        };
-        *self.state.current.borrow_mut() = None;
-        result
+        self.state.enter_record(Some(shared), topic, offset);
+        self.state.process_source(*source, record)
+    }
+
+    /// Commits, as Kafka's driver does after each record and each
+    /// wall-clock punctuation: flushes the DSL's record caches, which
+    /// forwards what they held (see `streams_core::dsl` on the record
+    /// cache).
+    ///
+    /// # Errors
+    /// Any error of the processors the flushed records reach.
+    pub fn commit(&mut self) -> Result<()> {
+        if self.closed {
+            return Err(StreamsError::Closed("task"));
+        }
+        self.state.commit()
     }
 
     /// Fires the stream-time punctuations that are due. Returns whether any fired.
@@ -607,6 +693,11 @@ impl StreamTask {
         }
         self.state
             .punctuate(PunctuationType::WallClockTime, self.state.wall_clock.get())
+    }
+
+    /// Whether sinks or changelogs produced records not yet taken.
+    pub fn has_produced(&self) -> bool {
+        !self.state.produced.borrow().is_empty()
     }
 
     /// Takes the records sinks produced since the last call, in order.
