@@ -163,14 +163,6 @@ pub const KNOWN_GAPS: &[KnownGap] = &[
                  where Kafka has KSTREAM-MAPVALUES-0000000001; a difference by design (closures cannot fail)",
     },
     KnownGap {
-        scenario: "table_materialized_changelog",
-        field: Field::Outputs,
-        reason: "Kafka's TopologyTestDriver runs with its record cache (10 MB, flushed after each piped record); ours \
-                 has none. The cache drops the delete of a key the table never had: Kafka neither forwards (c, null, 4) \
-                 nor writes it to compat-table-store-changelog, ours does both (first difference: `out` and the \
-                 changelog, #4). Without the cache Kafka does as we do: table_materialized_changelog_cache_off matches",
-    },
-    KnownGap {
         scenario: "session_window_count",
         field: Field::Outputs,
         reason: "Kafka's record cache (see table_materialized_changelog): at stream time 20 the store has expired the \

@@ -124,12 +124,15 @@ pub(crate) fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
         key_serde: key_serde.clone(),
         value_serde: value_serde.clone(),
         logging: false,
+        // A global table forwards nothing, so a cache changes nothing.
+        caching: false,
     };
     let store_name = store.clone();
     let processor_factory: crate::topology::NodeFactory = Rc::new(move |_config, node: &str| {
         let table = TableSource {
             store: Some(store_name.clone()),
             send_old: false,
+            cache: Default::default(),
         };
         Ok(
             Box::new(ProcessorNode::<TableSource, K, V, K, Change<V>>::new(

@@ -135,6 +135,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
                     first: first.clone(),
                     aggregator: aggregator.clone(),
                     send_old: flag.get(),
+                    cache: Default::default(),
                 },
                 &[&parent],
             )?;
@@ -144,6 +145,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
                     key_serde: store_key_serde,
                     value_serde: value_serde.clone(),
                     logging: materialized.logging,
+                    caching: materialized.caching,
                 },
                 &[&name],
             )
@@ -516,7 +518,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
         let (flag, sname, parent) = (send_old.clone(), store.clone(), self.node.clone());
         let change_serde_for_source = change_serde.clone();
         let ks2 = key_serde.clone();
-        let logging = materialized.logging;
+        let (logging, caching) = (materialized.logging, materialized.caching);
         self.builder.with_topology(|t| {
             t.add_typed_sink::<K, Change<V>>(
                 &sink,
@@ -543,6 +545,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
                     adder: adder.clone(),
                     subtractor: subtractor.clone(),
                     send_old: flag.get(),
+                    cache: Default::default(),
                 },
                 &[&source],
             )?;
@@ -552,6 +555,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
                     key_serde: store_key_serde,
                     value_serde: value_serde.clone(),
                     logging,
+                    caching,
                 },
                 &[&name],
             )

@@ -347,6 +347,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                     move || TableJoinMerge {
                         store: merge_store.clone(),
                         send_old: flag_merge.get(),
+                        cache: Default::default(),
                     },
                     &[&this_name, &other_name],
                 )?;
@@ -361,6 +362,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                             key_serde: store_key_serde,
                             value_serde: m.value_serde,
                             logging: m.logging,
+                            caching: m.caching,
                         },
                         &[&merge],
                     )?;

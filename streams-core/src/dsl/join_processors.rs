@@ -8,6 +8,7 @@
 
 use std::rc::Rc;
 
+use crate::dsl::cache::{self, CacheSlot};
 use crate::dsl::table_processors::ValueGetter;
 use crate::error::Result;
 use crate::processor::{Processor, ProcessorContext};
@@ -186,9 +187,17 @@ where
 pub(crate) struct TableJoinMerge {
     pub(crate) store: Option<String>,
     pub(crate) send_old: bool,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for TableJoinMerge {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<V>>) -> Result<()> {
+        if let Some(store) = &self.store {
+            self.cache = cache::enable_kv::<K, V>(ctx, store, self.send_old)?;
+        }
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, K, Change<V>>,
@@ -197,18 +206,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for T
         let (Some(key), Some(change)) = (&record.key, &record.value) else {
             return Ok(());
         };
-        if let Some(store) = &self.store {
-            let mut store = ctx.timestamped_key_value_store::<K, V>(store)?;
-            match &change.new {
-                Some(v) => store.put(key.clone(), v.clone(), record.timestamp)?,
-                None => store.delete(key)?,
-            };
-        }
-        if self.send_old {
-            ctx.forward(record)
+        let change = if self.send_old {
+            change.clone()
         } else {
-            let new = change.new.clone();
-            ctx.forward(record.with_value(Some(Change::new(new, None))))
+            Change::new(change.new.clone(), None)
+        };
+        match &self.store {
+            Some(store) => {
+                let (key, new, ts) = (key.clone(), change.new.clone(), record.timestamp);
+                cache::write_kv(ctx, &self.cache, store, &key, new, ts, &record, || {
+                    (change, ts)
+                })
+            }
+            None => ctx.forward(record.with_value(Some(change))),
         }
     }
 }

@@ -150,6 +150,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                         key_serde: m.key_serde.or(key_serde),
                         value_serde: m.value_serde,
                         logging: m.logging,
+                        caching: m.caching,
                     },
                     &[&name],
                 )?;
@@ -219,6 +220,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 keep_when,
                 send_old,
                 store,
+                cache: Default::default(),
             },
             store,
             vs,
@@ -279,6 +281,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 mapper: mapper.clone(),
                 send_old,
                 store,
+                cache: Default::default(),
             },
             store,
             vs,
@@ -344,6 +347,7 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
             move || crate::dsl::table_processors::TableSource {
                 store: slot.borrow().clone(),
                 send_old: flag.get(),
+                cache: Default::default(),
             },
             &[&parent],
         )
@@ -369,6 +373,7 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
                         key_serde: m.key_serde,
                         value_serde: m.value_serde,
                         logging: m.logging,
+                        caching: m.caching,
                     },
                     &[&processor],
                 )

@@ -64,6 +64,7 @@
 //! ```
 
 mod builder;
+pub(crate) mod cache;
 mod global;
 mod grouped;
 mod join;

@@ -192,6 +192,7 @@ pub struct Materialized<K, V> {
     pub(crate) name: Option<String>,
     pub(crate) logging: bool,
     pub(crate) retention: Option<Duration>,
+    pub(crate) caching: bool,
 }
 
 impl<K, V> Default for Materialized<K, V> {
@@ -202,6 +203,7 @@ impl<K, V> Default for Materialized<K, V> {
             name: None,
             logging: true,
             retention: None,
+            caching: true,
         }
     }
 }
@@ -214,6 +216,7 @@ impl<K, V> Clone for Materialized<K, V> {
             name: self.name.clone(),
             logging: self.logging,
             retention: self.retention,
+            caching: self.caching,
         }
     }
 }
@@ -224,6 +227,7 @@ impl<K, V> fmt::Debug for Materialized<K, V> {
             .field("name", &self.name)
             .field("logging", &self.logging)
             .field("retention", &self.retention)
+            .field("caching", &self.caching)
             .finish_non_exhaustive()
     }
 }
@@ -261,6 +265,24 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     /// The store writes no changelog.
     pub fn with_logging_disabled(mut self) -> Self {
         self.logging = false;
+        self
+    }
+
+    /// Turns Kafka's record cache off for this store: every update is
+    /// forwarded and written to the changelog at once, as Kafka does with
+    /// `Materialized.withCachingDisabled()` (or with
+    /// `statestore.cache.max.bytes = 0` for every store). With the cache
+    /// (the default, as in Kafka's `TopologyTestDriver`), the updates one
+    /// input record makes are collected per key and forwarded once that
+    /// record is done; see [the DSL docs](crate::dsl#the-record-cache).
+    pub fn with_caching_disabled(mut self) -> Self {
+        self.caching = false;
+        self
+    }
+
+    /// Turns the record cache back on (the default).
+    pub fn with_caching_enabled(mut self) -> Self {
+        self.caching = true;
         self
     }
 

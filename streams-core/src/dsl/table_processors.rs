@@ -1,10 +1,12 @@
 //! The processors behind KTables and aggregations. They forward
 //! `Record<K, Change<V>>`: the new value of a row and, when a downstream
-//! operator asked for it, the old one (Kafka's `sendOldValues`). Caching
-//! is off, as in Kafka's test driver: every update is forwarded.
+//! operator asked for it, the old one (Kafka's `sendOldValues`). With the
+//! record cache on (see `crate::dsl::cache`) the ones with a store leave
+//! forwarding to the cache's flush.
 
 use std::rc::Rc;
 
+use crate::dsl::cache::{self, CacheSlot};
 use crate::error::Result;
 use crate::processor::{Processor, ProcessorContext};
 use crate::record::{Change, Record};
@@ -20,9 +22,17 @@ pub(crate) type ValueGetter<K, V> =
 pub(crate) struct TableSource {
     pub(crate) store: Option<String>,
     pub(crate) send_old: bool,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>> for TableSource {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<V>>) -> Result<()> {
+        if let Some(store) = &self.store {
+            self.cache = cache::enable_kv::<K, V>(ctx, store, self.send_old)?;
+        }
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, K, Change<V>>,
@@ -33,40 +43,51 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>>
             ctx.count_dropped_record();
             return Ok(());
         };
-        let old = match &self.store {
-            Some(store) => {
-                let mut store = ctx.timestamped_key_value_store::<K, V>(store)?;
-                let old = store.get(key).map(|vt| vt.value.clone());
-                match &record.value {
-                    Some(v) => store.put(key.clone(), v.clone(), record.timestamp)?,
-                    None => store.delete(key)?,
-                };
-                old
-            }
-            None => None,
+        let Some(store) = &self.store else {
+            let new = record.value.clone();
+            return ctx.forward(record.with_value(Some(Change::new(new, None))));
         };
-        let old = if self.send_old { old } else { None };
+        let old = ctx
+            .timestamped_key_value_store::<K, V>(store)?
+            .get(key)
+            .map(|vt| vt.value.clone());
+        let send_old = self.send_old;
         let new = record.value.clone();
-        ctx.forward(record.with_value(Some(Change::new(new, old))))
+        let forwarded = new.clone();
+        cache::write_kv(
+            ctx,
+            &self.cache,
+            store,
+            key,
+            new,
+            record.timestamp,
+            &record,
+            || {
+                let old = if send_old { old } else { None };
+                (Change::new(forwarded, old), record.timestamp)
+            },
+        )
     }
 }
 
-/// Writes a table operator's result to its own store, if it has one.
-fn store_result<K: Ord + Clone + 'static, V: Clone + 'static, KO, VO>(
-    ctx: &ProcessorContext<'_, KO, VO>,
+/// Writes a table operator's result to its own store, if it has one,
+/// and forwards `change` (with the cache on, the flush forwards).
+fn write_result<K: Ord + Clone + 'static, V: Clone + 'static>(
+    ctx: &mut ProcessorContext<'_, K, Change<V>>,
+    cache: &CacheSlot,
     store: &Option<String>,
+    record: Record<K, Change<V>>,
     key: &K,
-    value: &Option<V>,
-    timestamp: i64,
+    change: Change<V>,
 ) -> Result<()> {
-    if let Some(store) = store {
-        let mut store = ctx.timestamped_key_value_store::<K, V>(store)?;
-        match value {
-            Some(v) => store.put(key.clone(), v.clone(), timestamp)?,
-            None => store.delete(key)?,
-        };
+    match store {
+        Some(store) => {
+            let new = change.new.clone();
+            let ts = record.timestamp;
+            cache::write_kv(ctx, cache, store, key, new, ts, &record, || (change, ts))
+        }
+        None => ctx.forward(record.with_value(Some(change))),
     }
-    Ok(())
 }
 
 /// `KTable::filter` / `filter_not`: a row that fails the predicate is
@@ -76,6 +97,7 @@ pub(crate) struct TableFilter<K, V> {
     pub(crate) keep_when: bool,
     pub(crate) send_old: bool,
     pub(crate) store: Option<String>,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K, V> TableFilter<K, V> {
@@ -85,6 +107,13 @@ impl<K, V> TableFilter<K, V> {
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for TableFilter<K, V> {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<V>>) -> Result<()> {
+        if let Some(store) = &self.store {
+            self.cache = cache::enable_kv::<K, V>(ctx, store, self.send_old)?;
+        }
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, K, Change<V>>,
@@ -107,8 +136,15 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for T
             // Nothing was there and nothing is: nothing to say.
             return Ok(());
         }
-        store_result(ctx, &self.store, key, &new, record.timestamp)?;
-        ctx.forward(record.with_value(Some(Change::new(new, old))))
+        let key = key.clone();
+        write_result(
+            ctx,
+            &self.cache,
+            &self.store,
+            record,
+            &key,
+            Change::new(new, old),
+        )
     }
 }
 
@@ -117,11 +153,19 @@ pub(crate) struct TableMapValues<K, V, VR> {
     pub(crate) mapper: Rc<dyn Fn(&K, &V) -> VR>,
     pub(crate) send_old: bool,
     pub(crate) store: Option<String>,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VR: Clone + 'static>
     Processor<K, Change<V>, K, Change<VR>> for TableMapValues<K, V, VR>
 {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<VR>>) -> Result<()> {
+        if let Some(store) = &self.store {
+            self.cache = cache::enable_kv::<K, VR>(ctx, store, self.send_old)?;
+        }
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, K, Change<VR>>,
@@ -136,8 +180,16 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VR: Clone + 'static>
         } else {
             None
         };
-        store_result(ctx, &self.store, key, &new, record.timestamp)?;
-        ctx.forward(record.with_value(Some(Change::new(new, old))))
+        let key = key.clone();
+        let record = record.with_value(None::<Change<VR>>);
+        write_result(
+            ctx,
+            &self.cache,
+            &self.store,
+            record,
+            &key,
+            Change::new(new, old),
+        )
     }
 }
 
@@ -164,11 +216,17 @@ pub(crate) struct StreamAggregate<K, V, VA> {
     pub(crate) first: Rc<dyn Fn(&K, &V) -> VA>,
     pub(crate) aggregator: Rc<dyn Fn(&K, &V, VA) -> VA>,
     pub(crate) send_old: bool,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
     Processor<K, V, K, Change<VA>> for StreamAggregate<K, V, VA>
 {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<VA>>) -> Result<()> {
+        self.cache = cache::enable_kv::<K, VA>(ctx, &self.store, self.send_old)?;
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, K, Change<VA>>,
@@ -180,23 +238,28 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             return Ok(());
         };
         let (new, old, timestamp) = {
-            let mut store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
-            let (new, old, timestamp) = match store.get(key) {
+            let store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
+            match store.get(key) {
                 None => ((self.first)(key, value), None, record.timestamp),
                 Some(old) => (
                     (self.aggregator)(key, value, old.value.clone()),
                     Some(old.value.clone()),
                     record.timestamp.max(old.timestamp),
                 ),
-            };
-            store.put(key.clone(), new.clone(), timestamp)?;
-            (new, old, timestamp)
+            }
         };
         let old = if self.send_old { old } else { None };
-        ctx.forward(
-            record
-                .with_value(Some(Change::new(Some(new), old)))
-                .with_timestamp(timestamp),
+        let forwarded = new.clone();
+        let key = key.clone();
+        cache::write_kv(
+            ctx,
+            &self.cache,
+            &self.store,
+            &key,
+            Some(new),
+            timestamp,
+            &record,
+            || (Change::new(Some(forwarded), old), timestamp),
         )
     }
 }
@@ -253,11 +316,17 @@ pub(crate) struct TableAggregate<K, V, VA> {
     pub(crate) adder: Rc<dyn Fn(&K, &V, VA) -> VA>,
     pub(crate) subtractor: Rc<dyn Fn(&K, &V, VA) -> VA>,
     pub(crate) send_old: bool,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
     Processor<K, Change<V>, K, Change<VA>> for TableAggregate<K, V, VA>
 {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<VA>>) -> Result<()> {
+        self.cache = cache::enable_kv::<K, VA>(ctx, &self.store, self.send_old)?;
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, K, Change<VA>>,
@@ -268,7 +337,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             return Ok(());
         };
         let (new, old, timestamp) = {
-            let mut store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
+            let store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
             let old = store.get(key).cloned();
             let mut timestamp = record.timestamp;
             let intermediate = match (&change.old, &old) {
@@ -290,17 +359,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
                 }
                 None => intermediate,
             };
-            match &new {
-                Some(v) => store.put(key.clone(), v.clone(), timestamp)?,
-                None => store.delete(key)?,
-            };
             (new, old.map(|o| o.value), timestamp)
         };
         let old = if self.send_old { old } else { None };
-        ctx.forward(
-            record
-                .with_value(Some(Change::new(new, old)))
-                .with_timestamp(timestamp),
+        let forwarded = new.clone();
+        let key = key.clone();
+        cache::write_kv(
+            ctx,
+            &self.cache,
+            &self.store,
+            &key,
+            new,
+            timestamp,
+            &record,
+            || (Change::new(forwarded, old), timestamp),
         )
     }
 }

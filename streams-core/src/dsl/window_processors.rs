@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
+use crate::dsl::cache::{self, CacheSlot};
 use crate::dsl::{SessionWindows, TimeWindows, Window, Windowed};
 use crate::error::{Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};
@@ -74,6 +75,69 @@ where
     }
 }
 
+/// Enables the record cache of a windowed aggregation writing the
+/// timestamped window store `store`.
+fn enable_window_cache<K: Ord + Clone + 'static, VA: Clone + 'static>(
+    ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+    store: &str,
+    send_old: bool,
+) -> Result<CacheSlot> {
+    let enabled = ctx.timestamped_window_store::<K, VA>(store)?.caching;
+    let name = store.to_owned();
+    cache::enable(
+        ctx,
+        store,
+        enabled,
+        send_old,
+        move |ctx, key: &Windowed<K>| {
+            ctx.timestamped_window_store::<K, VA>(&name)?
+                .log_current(&key.key, key.window.start)
+        },
+    )
+}
+
+/// Writes a window's new aggregate and forwards the change (`old` is what
+/// the forward carries without the cache); with the cache on, writes the
+/// store only and leaves the rest to the flush.
+#[allow(clippy::too_many_arguments)]
+fn write_window<K: Ord + Clone + 'static, V, VA: Clone + 'static>(
+    ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+    cache: &CacheSlot,
+    store: &str,
+    record: &Record<K, V>,
+    key: &K,
+    window: Window,
+    old: Option<VA>,
+    new: VA,
+    new_timestamp: i64,
+) -> Result<()> {
+    let mut s = ctx.timestamped_window_store::<K, VA>(store)?;
+    if let Some(cache) = cache.get::<Windowed<K>, VA>() {
+        let before = s.get(key, window.start).map(|vt| vt.value.clone());
+        s.put_unlogged(key.clone(), new.clone(), new_timestamp, window.start);
+        drop(s);
+        cache.borrow_mut().update(
+            Windowed::new(key.clone(), window),
+            before,
+            Some((new, new_timestamp)),
+            record.timestamp,
+            &record.headers,
+            ctx.record_metadata(),
+        );
+        return Ok(());
+    }
+    s.put(key.clone(), new.clone(), new_timestamp, window.start)?;
+    drop(s);
+    ctx.forward(windowed_change(
+        record,
+        key,
+        window,
+        Some(new),
+        old,
+        new_timestamp,
+    ))
+}
+
 /// `TimeWindowedKStream` aggregations over [`TimeWindows`].
 pub(crate) struct TimeWindowAggregate<K, V, VA> {
     pub(crate) store: String,
@@ -81,11 +145,17 @@ pub(crate) struct TimeWindowAggregate<K, V, VA> {
     pub(crate) fns: AggFns<K, V, VA>,
     pub(crate) send_old: bool,
     pub(crate) observed_stream_time: i64,
+    pub(crate) cache: CacheSlot,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
     Processor<K, V, Windowed<K>, Change<VA>> for TimeWindowAggregate<K, V, VA>
 {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>) -> Result<()> {
+        self.cache = enable_window_cache::<K, VA>(ctx, &self.store, self.send_old)?;
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
@@ -111,7 +181,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
                 continue;
             }
             let (old, new, new_timestamp) = {
-                let mut store = ctx.timestamped_window_store::<K, VA>(&self.store)?;
+                let store = ctx.timestamped_window_store::<K, VA>(&self.store)?;
                 let (old, new_timestamp) = match store.get(&key, window.start) {
                     None => ((self.fns.init)(), timestamp),
                     Some(vt) => (Some(vt.value.clone()), timestamp.max(vt.timestamp)),
@@ -119,18 +189,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
                 let Some(new) = self.fns.apply(&key, record.value.as_ref(), old.clone()) else {
                     continue;
                 };
-                store.put(key.clone(), new.clone(), new_timestamp, window.start)?;
                 (old, new, new_timestamp)
             };
             let old = if self.send_old { old } else { None };
-            ctx.forward(windowed_change(
+            write_window(
+                ctx,
+                &self.cache,
+                &self.store,
                 &record,
                 &key,
                 window,
-                Some(new),
                 old,
+                new,
                 new_timestamp,
-            ))?;
+            )?;
         }
         Ok(())
     }
@@ -149,6 +221,7 @@ pub(crate) struct SlidingWindowAggregate<K, V, VA> {
     pub(crate) fns: AggFns<K, V, VA>,
     pub(crate) send_old: bool,
     pub(crate) observed_stream_time: i64,
+    pub(crate) cache: CacheSlot,
 }
 
 /// The record being aggregated, with its key and value checked.
@@ -169,26 +242,6 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         (self.fns.init)().map(|v| (v, timestamp))
     }
 
-    fn forward(
-        &self,
-        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
-        input: &Input<'_, K, V>,
-        window: Window,
-        old: Option<VA>,
-        new: VA,
-        timestamp: i64,
-    ) -> Result<()> {
-        let old = if self.send_old { old } else { None };
-        ctx.forward(windowed_change(
-            input.record,
-            input.key,
-            window,
-            Some(new),
-            old,
-            timestamp,
-        ))
-    }
-
     /// Kafka's `updateWindowAndForward`.
     fn update(
         &self,
@@ -206,13 +259,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         let new_timestamp = agg.as_ref().map_or(timestamp, |(_, t)| timestamp.max(*t));
         let old = agg.map(|(v, _)| v);
         let new = (self.fns.add)(input.key, input.value, old.clone());
-        ctx.timestamped_window_store::<K, VA>(&self.store)?.put(
-            input.key.clone(),
-            new.clone(),
+        let old = if self.send_old { old } else { None };
+        write_window(
+            ctx,
+            &self.cache,
+            &self.store,
+            input.record,
+            input.key,
+            window,
+            old,
+            new,
             new_timestamp,
-            window.start,
-        )?;
-        self.forward(ctx, input, window, old, new, new_timestamp)
+        )
     }
 
     /// Kafka's `createCurrentRecordRightWindow`: a copy of the aggregate
@@ -224,13 +282,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         right: Agg<VA>,
     ) -> Result<()> {
         let window = self.window(input.record.timestamp.saturating_add(1));
-        ctx.timestamped_window_store::<K, VA>(&self.store)?.put(
-            input.key.clone(),
-            right.0.clone(),
+        write_window(
+            ctx,
+            &self.cache,
+            &self.store,
+            input.record,
+            input.key,
+            window,
+            None,
+            right.0,
             right.1,
-            window.start,
-        )?;
-        self.forward(ctx, input, window, None, right.0, right.1)
+        )
     }
 
     fn fetch(
@@ -422,6 +484,11 @@ struct WindowsFound<VA> {
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
     Processor<K, V, Windowed<K>, Change<VA>> for SlidingWindowAggregate<K, V, VA>
 {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>) -> Result<()> {
+        self.cache = enable_window_cache::<K, VA>(ctx, &self.store, self.send_old)?;
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,

@@ -258,7 +258,11 @@ where
     let send_old = Rc::new(Cell::new(false));
     let parent = stream.node_name().to_owned();
     let flag = send_old.clone();
-    let (store, logging) = (plan.store.clone(), plan.materialized.logging);
+    let (store, logging, caching) = (
+        plan.store.clone(),
+        plan.materialized.logging,
+        plan.materialized.caching,
+    );
     let (ks, vs) = (store_key_serde.clone(), table_value_serde.clone());
     let (invalid, store_def, grace_ms) = (plan.invalid, plan.store_def, plan.grace_ms);
     builder.with_topology(|t| {
@@ -278,6 +282,7 @@ where
                     key_serde: ks,
                     value_serde: vs,
                     logging,
+                    caching,
                 },
                 &[&name],
             )?,
@@ -533,6 +538,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
                     fns: fns.clone(),
                     send_old,
                     observed_stream_time: -1,
+                    cache: Default::default(),
                 },
                 getter,
             ),
@@ -546,6 +552,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
                     fns: fns.clone(),
                     send_old,
                     observed_stream_time: -1,
+                    cache: Default::default(),
                 },
                 getter,
             ),

@@ -141,6 +141,37 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         self.task.wall_clock_time()
     }
 
+    /// Registers `hook` to run at each commit (after each input record and
+    /// wall-clock punctuation), ordered with the other hooks by the
+    /// position of `store`: the DSL's record caches flush this way.
+    pub(crate) fn on_commit(
+        &self,
+        store: &str,
+        hook: impl Fn(&mut ProcessorContext<'_, K, V>) -> Result<()> + 'static,
+    ) -> Result<()>
+    where
+        K: 'static,
+        V: 'static,
+    {
+        self.task.add_commit_hook(
+            store,
+            self.node,
+            std::rc::Rc::new(move |task, node| hook(&mut ProcessorContext::new(task, node))),
+        )
+    }
+
+    /// Runs `f` as if processing a record from `metadata` at `timestamp`
+    /// (what changelog records carry), as a cache flush does.
+    pub(crate) fn with_record_context<R>(
+        &mut self,
+        metadata: Option<&RecordMetadata>,
+        timestamp: i64,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let task = self.task;
+        task.with_record_context(metadata, timestamp, || f(self))
+    }
+
     /// The configuration the topology runs with, Kafka's `appConfigs()`.
     pub fn config(&self) -> &'a crate::StreamsConfig {
         self.task.config()

@@ -45,6 +45,28 @@ impl<K: Ord + Clone + 'static, S, V: 'static> KvCore<K, S, V> {
         Ok(self.map.insert(key, value))
     }
 
+    /// Kafka's record cache in front of the changelog: the map changes
+    /// now, the changelog when the cache is flushed ([`KvCore::log_current`]).
+    fn put_unlogged(&mut self, key: K, value: S) -> Option<S> {
+        self.map.insert(key, value)
+    }
+
+    fn delete_unlogged(&mut self, key: &K) -> Option<S> {
+        self.map.remove(key)
+    }
+
+    /// Writes `key`'s current value (a tombstone when it has none) to the
+    /// changelog: what a flush of the record cache writes.
+    fn log_current(&self, key: &K) -> Result<()> {
+        match self.map.get(key) {
+            Some(value) => {
+                let (v, ts) = (self.to_log)(value);
+                self.changelog.log(key, Some(v), ts)
+            }
+            None => self.changelog.log(key, None, None),
+        }
+    }
+
     fn delete(&mut self, key: &K) -> Result<Option<S>> {
         let old = self.map.remove(key);
         if old.is_some() || self.changelog.sink.is_some() {
@@ -238,6 +260,9 @@ kv_store_common!(KeyValueStore, V, StoreKind::KeyValue);
 /// changelog records carry the value's own timestamp.
 pub struct TimestampedKeyValueStore<K, V> {
     core: KvCore<K, ValueAndTimestamp<V>, V>,
+    /// Whether the DSL operator writing it keeps Kafka's record cache in
+    /// front of it (see `crate::dsl::cache`).
+    pub(crate) caching: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V> {
@@ -250,7 +275,30 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
                 to_log: |vt| (&vt.value, Some(vt.timestamp)),
                 from_log: ValueAndTimestamp::new,
             },
+            caching: false,
         }
+    }
+
+    /// Sets `key` without writing the changelog (the record cache writes
+    /// it at its flush). Returns the old value.
+    pub(crate) fn put_unlogged(
+        &mut self,
+        key: K,
+        value: V,
+        timestamp: i64,
+    ) -> Option<ValueAndTimestamp<V>> {
+        self.core
+            .put_unlogged(key, ValueAndTimestamp::new(value, timestamp))
+    }
+
+    /// Removes `key` without writing the changelog. Returns the old value.
+    pub(crate) fn delete_unlogged(&mut self, key: &K) -> Option<ValueAndTimestamp<V>> {
+        self.core.delete_unlogged(key)
+    }
+
+    /// Writes `key`'s current value, or a tombstone, to the changelog.
+    pub(crate) fn log_current(&self, key: &K) -> Result<()> {
+        self.core.log_current(key)
     }
 
     /// Sets `key` to `value` at `timestamp`. Returns the old value.

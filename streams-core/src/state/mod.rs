@@ -382,6 +382,8 @@ pub(crate) struct DslKeyValueStoreBuilder<K, V> {
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,
     pub(crate) logging: bool,
+    /// Whether the operator keeps Kafka's record cache in front of it.
+    pub(crate) caching: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslKeyValueStoreBuilder<K, V> {
@@ -400,8 +402,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslKeyValueS
             crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
-        Ok(Box::new(TimestampedKeyValueStore::new(
-            &self.name, changelog,
-        )))
+        let mut store = TimestampedKeyValueStore::new(&self.name, changelog);
+        store.caching = self.caching;
+        Ok(Box::new(store))
     }
 }

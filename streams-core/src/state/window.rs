@@ -540,6 +540,9 @@ window_store_common!(WindowStore, V);
 /// own timestamp.
 pub struct TimestampedWindowStore<K, V> {
     core: WindowCore<K, ValueAndTimestamp<V>, V>,
+    /// Whether the DSL operator writing it keeps Kafka's record cache in
+    /// front of it (see `crate::dsl::cache`).
+    pub(crate) caching: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> {
@@ -552,7 +555,37 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
                 |vt| (&vt.value, Some(vt.timestamp)),
                 ValueAndTimestamp::new,
             ),
+            caching: false,
         }
+    }
+
+    /// Puts without writing the changelog (the record cache writes it at
+    /// its flush, [`TimestampedWindowStore::log_current`]).
+    pub(crate) fn put_unlogged(&mut self, key: K, value: V, timestamp: i64, window_start: i64) {
+        let seqnum = self.core.next_seqnum();
+        self.core.apply(
+            key,
+            Some(ValueAndTimestamp::new(value, timestamp)),
+            window_start,
+            seqnum,
+        );
+    }
+
+    /// Writes the current value of `key` in the window at `window_start`
+    /// (a tombstone when it has none) to the changelog.
+    pub(crate) fn log_current(&self, key: &K, window_start: i64) -> Result<()> {
+        let mut suffix = [0_u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
+        suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
+        let logged = self
+            .core
+            .get(key, window_start)
+            .map(|vt| (&vt.value, vt.timestamp));
+        let encoded = self
+            .core
+            .changelog
+            .encode_raw(key, &suffix, logged.map(|(v, _)| v))?;
+        self.core.changelog.log_raw(encoded, logged.map(|(_, t)| t));
+        Ok(())
     }
 
     /// Puts `value` at `timestamp` for `key` in the window starting at
@@ -722,6 +755,8 @@ pub(crate) struct DslWindowStoreBuilder<K, V> {
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,
     pub(crate) logging: bool,
+    /// Whether the operator keeps Kafka's record cache in front of it.
+    pub(crate) caching: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowStoreBuilder<K, V> {
@@ -740,11 +775,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowSto
             crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
-        Ok(Box::new(TimestampedWindowStore::new(
-            &self.name,
-            self.params,
-            changelog,
-        )))
+        let mut store = TimestampedWindowStore::new(&self.name, self.params, changelog);
+        store.caching = self.caching;
+        Ok(Box::new(store))
     }
 }
 

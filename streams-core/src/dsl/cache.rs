@@ -1,0 +1,300 @@
+//! Kafka's record cache in front of the DSL's table and aggregation
+//! stores (`CachingKeyValueStore`, `CachingWindowStore`,
+//! `CachingSessionStore` with their `TimestampedCacheFlushListener`), as
+//! Kafka's `TopologyTestDriver` runs it: on, and flushed after each input
+//! record is done (the driver commits after every record).
+//!
+//! With the cache, an operator writes its store at once (reads see the
+//! new value) but neither forwards nor logs: the cache keeps, per key, the
+//! store's value before the first write since the last flush and the
+//! latest one. At the flush, keys go in the order of their latest write;
+//! a key whose value was and is none is skipped, any other writes the
+//! latest value to the changelog and forwards `Change(latest, before)` at
+//! the latest value's timestamp (the record's for a delete), with the
+//! headers of the record that wrote it last. So one input record that
+//! updates a key several times gives one result, and deleting a row that
+//! never existed gives none.
+//!
+//! The cache is on for a store built from [`Materialized`] unless
+//! [`Materialized::with_caching_disabled`] says otherwise, and off for
+//! every store when the config sets `statestore.cache.max.bytes` (or the
+//! older `cache.max.bytes.buffering`) to 0.
+//!
+//! ```
+//! use streams_core::dsl::Materialized;
+//! use streams_core::serde::{I64Serde, StringSerde};
+//! use streams_core::{StreamsBuilder, StreamsConfig};
+//! use streams_test::{KeyValue, TopologyTestDriver};
+//!
+//! let topology = || -> streams_core::Result<streams_core::Topology> {
+//!     let builder = StreamsBuilder::new();
+//!     builder
+//!         .stream::<String, String>("lines")
+//!         .flat_map_values(|line: &String| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+//!         .group_by_key()
+//!         .count_with(Materialized::as_("words-per-user"))
+//!         .to_stream()
+//!         .to_with("counts", streams_core::Produced::with(StringSerde, I64Serde));
+//!     builder.build()
+//! };
+//! // Cached (the default): one result per key and input record.
+//! let driver = TopologyTestDriver::new(topology()?)?;
+//! driver.create_input_topic("lines", StringSerde, StringSerde).pipe_key_value("ann", "a b c");
+//! let counts = driver.create_output_topic("counts", StringSerde, I64Serde);
+//! assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("ann", 3)]);
+//! // Without the cache: every update.
+//! let config = StreamsConfig::default().with_property("statestore.cache.max.bytes", "0");
+//! let driver = TopologyTestDriver::with_config(topology()?, config)?;
+//! driver.create_input_topic("lines", StringSerde, StringSerde).pipe_key_value("ann", "a b c");
+//! let counts = driver.create_output_topic("counts", StringSerde, I64Serde);
+//! assert_eq!(
+//!     counts.read_key_values_to_list(),
+//!     [KeyValue::pair("ann", 1), KeyValue::pair("ann", 2), KeyValue::pair("ann", 3)]
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`Materialized`]: crate::dsl::Materialized
+//! [`Materialized::with_caching_disabled`]: crate::dsl::Materialized::with_caching_disabled
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::StreamsConfig;
+use crate::error::Result;
+use crate::processor::ProcessorContext;
+use crate::record::{Change, Headers, Record, RecordMetadata};
+
+/// Whether the config leaves Kafka's record cache on: it is off when the
+/// cache size is 0 (`statestore.cache.max.bytes`, or else the older
+/// `cache.max.bytes.buffering`); Kafka's default is 10 MB.
+pub(crate) fn caching_configured(config: &StreamsConfig) -> bool {
+    let props = config.properties();
+    let size = props
+        .get("statestore.cache.max.bytes")
+        .or_else(|| props.get("cache.max.bytes.buffering"));
+    !matches!(size.map(|s| s.trim().parse::<i64>()), Some(Ok(0)))
+}
+
+/// One key's pending update.
+struct Entry<V> {
+    /// The order of its latest write.
+    seq: u64,
+    /// The store's value before the first write since the last flush.
+    before: Option<V>,
+    /// The latest value and its timestamp; `None` for a delete.
+    latest: Option<(V, i64)>,
+    /// The timestamp, headers and origin of the record that wrote it last.
+    timestamp: i64,
+    headers: Headers,
+    metadata: Option<RecordMetadata>,
+}
+
+/// The pending updates of one store, Kafka's `NamedCache` dirty entries.
+pub(crate) struct RecordCache<CK, V> {
+    entries: BTreeMap<CK, Entry<V>>,
+    order: BTreeMap<u64, CK>,
+    seq: u64,
+}
+
+/// A flushed update: key, value before, latest value with its timestamp,
+/// and the writing record's timestamp, headers and origin.
+pub(crate) type Flushed<CK, V> = (
+    CK,
+    Option<V>,
+    Option<(V, i64)>,
+    i64,
+    Headers,
+    Option<RecordMetadata>,
+);
+
+impl<CK: Ord + Clone, V> RecordCache<CK, V> {
+    fn new() -> Self {
+        RecordCache {
+            entries: BTreeMap::new(),
+            order: BTreeMap::new(),
+            seq: 0,
+        }
+    }
+
+    /// Records a write of `latest` over `before` (the store's value just
+    /// before this write).
+    pub(crate) fn update(
+        &mut self,
+        key: CK,
+        before: Option<V>,
+        latest: Option<(V, i64)>,
+        timestamp: i64,
+        headers: &Headers,
+        metadata: Option<RecordMetadata>,
+    ) {
+        self.seq += 1;
+        let seq = self.seq;
+        match self.entries.get_mut(&key) {
+            Some(entry) => {
+                self.order.remove(&entry.seq);
+                entry.seq = seq;
+                entry.latest = latest;
+                entry.timestamp = timestamp;
+                entry.headers = headers.clone();
+                entry.metadata = metadata;
+            }
+            None => {
+                self.entries.insert(
+                    key.clone(),
+                    Entry {
+                        seq,
+                        before,
+                        latest,
+                        timestamp,
+                        headers: headers.clone(),
+                        metadata,
+                    },
+                );
+            }
+        }
+        self.order.insert(seq, key);
+    }
+
+    /// Takes the pending updates, in the order of their latest write.
+    pub(crate) fn drain(&mut self) -> Vec<Flushed<CK, V>> {
+        let order = std::mem::take(&mut self.order);
+        let mut entries = std::mem::take(&mut self.entries);
+        order
+            .into_values()
+            .filter_map(|key| {
+                let e = entries.remove(&key)?;
+                Some((key, e.before, e.latest, e.timestamp, e.headers, e.metadata))
+            })
+            .collect()
+    }
+}
+
+/// A processor's handle on its store's cache, type-erased so that the
+/// processors keep their shapes; `None` when the cache is off.
+#[derive(Clone, Default)]
+pub(crate) struct CacheSlot(Option<Rc<dyn Any>>);
+
+impl CacheSlot {
+    /// The cache of keys `CK` and values `V`, if on.
+    pub(crate) fn get<CK: 'static, V: 'static>(&self) -> Option<&RefCell<RecordCache<CK, V>>> {
+        self.0.as_ref()?.downcast_ref()
+    }
+}
+
+/// Turns the cache on for a processor forwarding `Change<V>` under keys
+/// `CK`, when `enabled` (the store asks for it) and the config allows it:
+/// at each commit, `log` writes a flushed key's current value (or a
+/// tombstone) to the store's changelog, and the change is forwarded.
+pub(crate) fn enable<CK, V>(
+    ctx: &mut ProcessorContext<'_, CK, Change<V>>,
+    store: &str,
+    enabled: bool,
+    send_old: bool,
+    log: impl Fn(&ProcessorContext<'_, CK, Change<V>>, &CK) -> Result<()> + 'static,
+) -> Result<CacheSlot>
+where
+    CK: Ord + Clone + 'static,
+    V: Clone + 'static,
+{
+    if !enabled || !caching_configured(ctx.config()) {
+        return Ok(CacheSlot::default());
+    }
+    let cache: Rc<RefCell<RecordCache<CK, V>>> = Rc::new(RefCell::new(RecordCache::new()));
+    let flushed = cache.clone();
+    ctx.on_commit(store, move |ctx| {
+        let pending = flushed.borrow_mut().drain();
+        for (key, before, latest, timestamp, headers, metadata) in pending {
+            if before.is_none() && latest.is_none() {
+                continue;
+            }
+            let forwarded_at = latest.as_ref().map_or(timestamp, |(_, t)| *t);
+            let old = if send_old { before } else { None };
+            let record = Record {
+                key: Some(key),
+                value: Some(Change::new(latest.map(|(v, _)| v), old)),
+                timestamp: forwarded_at,
+                headers,
+            };
+            ctx.with_record_context(metadata.as_ref(), timestamp, |ctx| {
+                if let Some(key) = &record.key {
+                    log(ctx, key)?;
+                }
+                ctx.forward(record)
+            })?;
+        }
+        Ok(())
+    })?;
+    Ok(CacheSlot(Some(cache)))
+}
+
+/// Enables the cache of a table or aggregation processor writing the
+/// timestamped key-value store `store`.
+pub(crate) fn enable_kv<K, V>(
+    ctx: &mut ProcessorContext<'_, K, Change<V>>,
+    store: &str,
+    send_old: bool,
+) -> Result<CacheSlot>
+where
+    K: Ord + Clone + 'static,
+    V: Clone + 'static,
+{
+    let enabled = ctx.timestamped_key_value_store::<K, V>(store)?.caching;
+    let name = store.to_owned();
+    enable(ctx, store, enabled, send_old, move |ctx, key| {
+        ctx.timestamped_key_value_store::<K, V>(&name)?
+            .log_current(key)
+    })
+}
+
+/// Writes `new` (a delete for `None`) at `value_timestamp` for `key` in the
+/// timestamped key-value store `store`, then forwards `change` at
+/// `forward_timestamp`; with the cache on, writes the store only and
+/// leaves logging and forwarding to the flush.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_kv<K, V>(
+    ctx: &mut ProcessorContext<'_, K, Change<V>>,
+    cache: &CacheSlot,
+    store: &str,
+    key: &K,
+    new: Option<V>,
+    value_timestamp: i64,
+    record: &Record<K, impl Sized>,
+    forward: impl FnOnce() -> (Change<V>, i64),
+) -> Result<()>
+where
+    K: Ord + Clone + 'static,
+    V: Clone + 'static,
+{
+    let mut s = ctx.timestamped_key_value_store::<K, V>(store)?;
+    if let Some(cache) = cache.get::<K, V>() {
+        let before = match &new {
+            Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp),
+            None => s.delete_unlogged(key),
+        };
+        drop(s);
+        cache.borrow_mut().update(
+            key.clone(),
+            before.map(|vt| vt.value),
+            new.map(|v| (v, value_timestamp)),
+            record.timestamp,
+            &record.headers,
+            ctx.record_metadata(),
+        );
+        return Ok(());
+    }
+    match new {
+        Some(v) => s.put(key.clone(), v, value_timestamp)?,
+        None => s.delete(key)?,
+    };
+    drop(s);
+    let (change, timestamp) = forward();
+    ctx.forward(Record {
+        key: Some(key.clone()),
+        value: Some(change),
+        timestamp,
+        headers: record.headers.clone(),
+    })
+}
