@@ -3,6 +3,9 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+/// Kafka's `RecordBatch.NO_TIMESTAMP`: a record produced without a timestamp.
+const NO_TIMESTAMP: i64 = -1;
+
 use streams_core::serde::SerdeRef;
 use streams_core::{RecordPart, Result, StreamsError};
 
@@ -121,7 +124,9 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
         Ok(TestRecord {
             key,
             value,
-            timestamp: Some(out.record.timestamp),
+            // Kafka's `NO_TIMESTAMP`: a record written without one (the
+            // suppression buffer's changelog) reads as none, as in Kafka.
+            timestamp: (out.record.timestamp != NO_TIMESTAMP).then_some(out.record.timestamp),
             headers: out.record.headers.clone(),
         })
     }

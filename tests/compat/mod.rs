@@ -162,32 +162,6 @@ pub const KNOWN_GAPS: &[KnownGap] = &[
         reason: "adapted (see ADAPTED): the failing mapValues is a `process` node, KSTREAM-PROCESSOR-0000000001 \
                  where Kafka has KSTREAM-MAPVALUES-0000000001; a difference by design (closures cannot fail)",
     },
-    KnownGap {
-        scenario: "session_window_count",
-        field: Field::Outputs,
-        reason: "Kafka's record cache (see table_materialized_changelog): at stream time 20 the store has expired the \
-                 session [a@12/12] (retention gap + grace = 8 ms) but Kafka's cache still returns it, so the record at \
-                 16 merges it: Kafka [a@12/20] = 3 (then [a@12/25] = 4), ours [a@16/20] = 2 (then [a@16/25] = 3); \
-                 first difference `out` #6 and changelog #6. session_window_count_cache_off matches",
-    },
-    KnownGap {
-        scenario: "suppress_tumbling_final_results",
-        field: Field::Outputs,
-        reason: "compat-final-store-changelog only (`out` matches): (1) Kafka's record cache makes the count forward a \
-                 new window's old value as null, ours forwards the initializer's 0, so the buffered \
-                 records' prior value is null (ffffffff) in Kafka and 0 (00000008 0000000000000000) in ours; (2) Kafka \
-                 sends the buffer's changelog records without a timestamp (null), ours with the record's timestamp; \
-                 (3) at a flush Kafka writes the changed keys in java.util.HashSet order of their bytes, ours in key \
-                 order (after the record at 30: Kafka a@30, c@10 tombstone, a@10 tombstone; ours a@10 tombstone, \
-                 a@30, c@10 tombstone). (2) and (3) are in suppress_tumbling_final_results_cache_off too",
-    },
-    KnownGap {
-        scenario: "suppress_tumbling_final_results_cache_off",
-        field: Field::Outputs,
-        reason: "compat-final-store-changelog only, its value bytes match: (2) and (3) of \
-                 suppress_tumbling_final_results, Kafka's null timestamps (ours 0, 5, 8, ..; our driver's records \
-                 always have one) and its HashSet order of the keys changed at one flush (ours key order)",
-    },
 ];
 
 impl KnownGap {

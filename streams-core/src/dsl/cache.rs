@@ -184,16 +184,28 @@ impl CacheSlot {
     }
 }
 
+/// Where a flushed change is forwarded in time: the latest value's
+/// timestamp, else the writing record's (tables, windows); the session's
+/// end (sessions, Kafka's `SessionCacheFlushListener`).
+pub(crate) type ForwardAt<CK> = fn(&CK, Option<i64>, i64) -> i64;
+
+/// The latest value's timestamp, else the writing record's.
+pub(crate) fn value_timestamp<CK>(_: &CK, latest: Option<i64>, record: i64) -> i64 {
+    latest.unwrap_or(record)
+}
+
 /// Turns the cache on for a processor forwarding `Change<V>` under keys
 /// `CK`, when `enabled` (the store asks for it) and the config allows it:
-/// at each commit, `log` writes a flushed key's current value (or a
-/// tombstone) to the store's changelog, and the change is forwarded.
+/// at each commit, `log` writes a flushed key's latest value (or a
+/// tombstone) to the store's changelog, and the change is forwarded at
+/// `forward_at`.
 pub(crate) fn enable<CK, V>(
     ctx: &mut ProcessorContext<'_, CK, Change<V>>,
     store: &str,
     enabled: bool,
     send_old: bool,
-    log: impl Fn(&ProcessorContext<'_, CK, Change<V>>, &CK) -> Result<()> + 'static,
+    forward_at: ForwardAt<CK>,
+    log: impl Fn(&ProcessorContext<'_, CK, Change<V>>, &CK, Option<&V>) -> Result<()> + 'static,
 ) -> Result<CacheSlot>
 where
     CK: Ord + Clone + 'static,
@@ -210,7 +222,7 @@ where
             if before.is_none() && latest.is_none() {
                 continue;
             }
-            let forwarded_at = latest.as_ref().map_or(timestamp, |(_, t)| *t);
+            let forwarded_at = forward_at(&key, latest.as_ref().map(|(_, t)| *t), timestamp);
             let old = if send_old { before } else { None };
             let record = Record {
                 key: Some(key),
@@ -219,8 +231,8 @@ where
                 headers,
             };
             ctx.with_record_context(metadata.as_ref(), timestamp, |ctx| {
-                if let Some(key) = &record.key {
-                    log(ctx, key)?;
+                if let (Some(key), Some(change)) = (&record.key, &record.value) {
+                    log(ctx, key, change.new.as_ref())?;
                 }
                 ctx.forward(record)
             })?;
@@ -243,10 +255,17 @@ where
 {
     let enabled = ctx.timestamped_key_value_store::<K, V>(store)?.caching;
     let name = store.to_owned();
-    enable(ctx, store, enabled, send_old, move |ctx, key| {
-        ctx.timestamped_key_value_store::<K, V>(&name)?
-            .log_current(key)
-    })
+    enable(
+        ctx,
+        store,
+        enabled,
+        send_old,
+        value_timestamp,
+        move |ctx, key, _| {
+            ctx.timestamped_key_value_store::<K, V>(&name)?
+                .log_current(key)
+        },
+    )
 }
 
 /// Writes `new` (a delete for `None`) at `value_timestamp` for `key` in the

@@ -18,6 +18,21 @@
 //! This is the one place where we differ from Kafka, whose closures receive
 //! `null`; use [`KStream::process`] to see tombstones yourself.
 //!
+//! # The record cache
+//! Tables and aggregations keep Kafka's record cache in front of their
+//! stores, as Kafka's `TopologyTestDriver` does (its default 10 MB cache,
+//! flushed after each input record): the updates one input record makes
+//! are collected per key, and at the end of that record each changed key
+//! is forwarded once (and written to the changelog once), with its
+//! latest value and its value before the record. So a record that
+//! updates a count three times gives one result, and deleting a row that
+//! never existed gives none; records that go through a repartition topic
+//! are input records of their own, so a word count still counts word by
+//! word. [`Materialized::with_caching_disabled`] turns the cache off for
+//! one store, `statestore.cache.max.bytes = 0` in the config for all:
+//! then every update is forwarded at once. Session stores, stream-stream
+//! join stores and suppression buffers have no cache.
+//!
 //! # Joins
 //! With Kafka's semantics and node names (caching off: every update is
 //! forwarded):

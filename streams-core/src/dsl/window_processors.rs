@@ -9,14 +9,14 @@
 //! window is dropped and counted in the task's `dropped_records` metric,
 //! once per window it misses, as Kafka counts it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use crate::dsl::cache::{self, CacheSlot};
 use crate::dsl::{SessionWindows, TimeWindows, Window, Windowed};
 use crate::error::{Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};
-use crate::record::{Change, Headers, Record};
+use crate::record::{Change, Record};
 
 /// How an aggregation starts and grows.
 pub(crate) struct AggFns<K, V, VA> {
@@ -89,7 +89,8 @@ fn enable_window_cache<K: Ord + Clone + 'static, VA: Clone + 'static>(
         store,
         enabled,
         send_old,
-        move |ctx, key: &Windowed<K>| {
+        cache::value_timestamp,
+        move |ctx, key: &Windowed<K>, _| {
             ctx.timestamped_window_store::<K, VA>(&name)?
                 .log_current(&key.key, key.window.start)
         },
@@ -527,11 +528,117 @@ pub(crate) struct SessionWindowAggregate<K, V, VA> {
     pub(crate) merge: MergeFn<K, VA>,
     pub(crate) send_old: bool,
     pub(crate) observed_stream_time: i64,
+    pub(crate) cache: CacheSlot,
+    /// With the record cache on: every session written since the task
+    /// started, removals as `None`. Kafka's cache keeps flushed entries
+    /// for reads (its 10 MB are never full in a test), so sessions the
+    /// store has already expired can still be found and merged.
+    pub(crate) view: Option<BTreeMap<Windowed<K>, Option<VA>>>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
+    SessionWindowAggregate<K, V, VA>
+{
+    /// The sessions a record of `key` at `timestamp` merges with: from the
+    /// store, or, with the cache, from what the cache has seen (by end,
+    /// then start, as Kafka's cache orders session keys).
+    fn find(
+        &self,
+        ctx: &ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        key: &K,
+        earliest_end: i64,
+        latest_start: i64,
+    ) -> Result<Vec<(Windowed<K>, VA)>> {
+        if let Some(view) = &self.view {
+            let mut found: Vec<(Windowed<K>, VA)> = view
+                .iter()
+                .filter(|(s, v)| {
+                    s.key == *key
+                        && v.is_some()
+                        && s.window.end >= earliest_end
+                        && s.window.start <= latest_start
+                })
+                .filter_map(|(s, v)| v.clone().map(|v| (s.clone(), v)))
+                .collect();
+            found.sort_by_key(|(s, _)| (s.window.end, s.window.start));
+            return Ok(found);
+        }
+        let store = ctx.session_store::<K, VA>(&self.store)?;
+        Ok(store
+            .find_sessions(key, earliest_end, latest_start)
+            .map(|(s, v)| (s, v.clone()))
+            .collect())
+    }
+
+    /// Writes `value` for `session` (a removal for `None`) and forwards
+    /// the change; with the cache on, leaves logging and forwarding to
+    /// the flush.
+    fn write(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
+        record: &Record<K, V>,
+        session: Windowed<K>,
+        value: Option<VA>,
+        old: Option<VA>,
+    ) -> Result<()> {
+        let mut store = ctx.session_store::<K, VA>(&self.store)?;
+        if let (Some(cache), Some(view)) = (self.cache.get::<Windowed<K>, VA>(), &mut self.view) {
+            let w = session.window;
+            let before = store.fetch_session(&session.key, w.start, w.end).cloned();
+            match &value {
+                Some(v) => store.put_unlogged(session.clone(), v.clone()),
+                None => store.remove_unlogged(&session),
+            }
+            drop(store);
+            view.insert(session.clone(), value.clone());
+            cache.borrow_mut().update(
+                session,
+                before,
+                value.map(|v| (v, w.end)),
+                record.timestamp,
+                &record.headers,
+                ctx.record_metadata(),
+            );
+            return Ok(());
+        }
+        match &value {
+            Some(v) => store.put(session.clone(), v.clone())?,
+            None => store.remove(&session)?,
+        }
+        drop(store);
+        let end = session.window.end;
+        let old = if self.send_old { old } else { None };
+        ctx.forward(Record {
+            key: Some(session),
+            value: Some(Change::new(value, old)),
+            timestamp: end,
+            headers: record.headers.clone(),
+        })
+    }
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
     Processor<K, V, Windowed<K>, Change<VA>> for SessionWindowAggregate<K, V, VA>
 {
+    fn init(&mut self, ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>) -> Result<()> {
+        let enabled = ctx.session_store::<K, VA>(&self.store)?.caching;
+        let name = self.store.clone();
+        self.cache = cache::enable(
+            ctx,
+            &self.store,
+            enabled,
+            self.send_old,
+            |session: &Windowed<K>, _, _| session.window.end,
+            move |ctx, session: &Windowed<K>, value| {
+                ctx.session_store::<K, VA>(&name)?.log_value(session, value)
+            },
+        )?;
+        if self.cache.get::<Windowed<K>, VA>().is_some() {
+            self.view = Some(BTreeMap::new());
+        }
+        Ok(())
+    }
+
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
@@ -553,53 +660,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             .saturating_sub(self.windows.grace_ms())
             .saturating_sub(gap);
         let new_session = Window::new(timestamp, timestamp);
-        let (merged, merged_window, agg) = {
-            let store = ctx.session_store::<K, VA>(&self.store)?;
-            let mut agg = (self.fns.init)();
-            let mut window = new_session;
-            let mut merged = Vec::new();
-            for (session, value) in store.find_sessions(
-                key,
-                timestamp.saturating_sub(gap),
-                timestamp.saturating_add(gap),
-            ) {
-                agg = Some((self.merge)(key, agg, value));
-                window = Window::new(
-                    window.start.min(session.window.start),
-                    window.end.max(session.window.end),
-                );
-                merged.push((session, value.clone()));
-            }
-            (merged, window, agg)
-        };
+        let found = self.find(
+            ctx,
+            key,
+            timestamp.saturating_sub(gap),
+            timestamp.saturating_add(gap),
+        )?;
+        let mut agg = (self.fns.init)();
+        let mut merged_window = new_session;
+        for (session, value) in &found {
+            agg = Some((self.merge)(key, agg, value));
+            merged_window = Window::new(
+                merged_window.start.min(session.window.start),
+                merged_window.end.max(session.window.end),
+            );
+        }
         if merged_window.end < close_time {
             ctx.count_dropped_record();
             return Ok(());
         }
         if merged_window != new_session {
-            for (session, value) in merged {
-                ctx.session_store::<K, VA>(&self.store)?.remove(&session)?;
-                let old = if self.send_old { Some(value) } else { None };
-                let end = session.window.end;
-                ctx.forward(Record {
-                    key: Some(session),
-                    value: Some(Change::new(None, old)),
-                    timestamp: end,
-                    headers: Headers::new(),
-                })?;
+            for (session, value) in found {
+                self.write(ctx, &record, session, None, Some(value))?;
             }
         }
         let Some(agg) = self.fns.apply(key, record.value.as_ref(), agg) else {
             return Ok(());
         };
         let session = Windowed::new(key.clone(), merged_window);
-        ctx.session_store::<K, VA>(&self.store)?
-            .put(session.clone(), agg.clone())?;
-        ctx.forward(Record {
-            key: Some(session),
-            value: Some(Change::new(Some(agg), None)),
-            timestamp: merged_window.end,
-            headers: Headers::new(),
-        })
+        self.write(ctx, &record, session, Some(agg), None)
     }
 }

@@ -293,6 +293,7 @@ where
                     key_serde: ks,
                     value_serde: vs,
                     logging,
+                    caching,
                 },
                 &[&name],
             )?,
@@ -743,6 +744,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
                 merge: merge.clone(),
                 send_old,
                 observed_stream_time: -1,
+                cache: Default::default(),
+                view: None,
             },
             getter,
         )

@@ -67,6 +67,9 @@ pub struct SessionStore<K, V> {
     sessions: Sessions<K, V>,
     observed_stream_time: i64,
     changelog: Changelog<K, V>,
+    /// Whether the DSL operator writing it keeps Kafka's record cache in
+    /// front of it (see `crate::dsl::cache`).
+    pub(crate) caching: bool,
 }
 
 fn session_suffix(window: &Window) -> [u8; 2 * TIMESTAMP_SIZE] {
@@ -84,7 +87,30 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             sessions: BTreeMap::new(),
             observed_stream_time: -1,
             changelog,
+            caching: false,
         }
+    }
+
+    /// Puts without writing the changelog (the record cache writes it at
+    /// its flush, [`SessionStore::log_value`]).
+    pub(crate) fn put_unlogged(&mut self, session: Windowed<K>, value: V) {
+        self.apply(session, Some(value));
+    }
+
+    /// Removes without writing the changelog.
+    pub(crate) fn remove_unlogged(&mut self, session: &Windowed<K>) {
+        self.remove_entry(session);
+    }
+
+    /// Writes `value` (a tombstone for `None`) for `session` to the
+    /// changelog, whether or not the store still keeps the session, as
+    /// Kafka's cache flush does.
+    pub(crate) fn log_value(&self, session: &Windowed<K>, value: Option<&V>) -> Result<()> {
+        let encoded =
+            self.changelog
+                .encode_raw(&session.key, &session_suffix(&session.window), value)?;
+        self.changelog.log_raw(encoded, None);
+        Ok(())
     }
 
     /// Sessions ending at or before this have expired.
@@ -440,6 +466,8 @@ pub(crate) struct DslSessionStoreBuilder<K, V> {
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,
     pub(crate) logging: bool,
+    /// Whether the operator keeps Kafka's record cache in front of it.
+    pub(crate) caching: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslSessionStoreBuilder<K, V> {
@@ -458,11 +486,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslSessionSt
             crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
-        Ok(Box::new(SessionStore::new(
-            &self.name,
-            self.retention_ms,
-            changelog,
-        )))
+        let mut store = SessionStore::new(&self.name, self.retention_ms, changelog);
+        store.caching = self.caching;
+        Ok(Box::new(store))
     }
 }
 

@@ -238,7 +238,7 @@ pub struct TimeOrderedKeyValueBuffer<K, V> {
     sorted: BTreeMap<(i64, Vec<u8>), BufferValue>,
     /// Serialized key -> its buffer time.
     index: HashMap<Vec<u8>, i64>,
-    dirty: BTreeSet<Vec<u8>>,
+    dirty: DirtyKeys,
     mem_size: i64,
     changelog: Changelog<K, V>,
 }
@@ -264,7 +264,7 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
             name: name.to_owned(),
             sorted: BTreeMap::new(),
             index: HashMap::new(),
-            dirty: BTreeSet::new(),
+            dirty: DirtyKeys::default(),
             mem_size: 0,
             changelog,
         }
@@ -337,7 +337,7 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
             }
         }
         if self.changelog.enabled {
-            self.dirty.insert(key);
+            self.dirty.insert(&key);
         }
         Ok(())
     }
@@ -367,7 +367,7 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
         };
         let change = Change::new(decode(&value.new)?, decode(&value.old)?);
         if self.changelog.enabled {
-            self.dirty.insert(key);
+            self.dirty.insert(&key);
         }
         Ok(Some(Record {
             key: Some(decoded_key),
@@ -398,10 +398,10 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
     /// buffered update, or a tombstone if it was evicted.
     pub(crate) fn flush(&mut self) {
         let Some((topic, ctx)) = &self.changelog.sink else {
-            self.dirty.clear();
+            self.dirty.drain();
             return;
         };
-        for key in std::mem::take(&mut self.dirty) {
+        for key in self.dirty.drain() {
             let value = self
                 .index
                 .get(&key)
@@ -410,12 +410,13 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
                 Some(_) => Headers::new().with("v", [3_u8]),
                 None => Headers::new(),
             };
+            // Kafka sends these records without a timestamp.
             ctx.log(
                 topic,
                 Record {
                     key: Some(key),
                     value,
-                    timestamp: ctx.timestamp(),
+                    timestamp: NO_TIMESTAMP,
                     headers,
                 },
             );
@@ -522,6 +523,61 @@ pub(crate) fn buffer_full(
     ))
 }
 
+/// Kafka's `RecordBatch.NO_TIMESTAMP`: the buffer's changelog records
+/// carry none.
+const NO_TIMESTAMP: i64 = -1;
+
+/// The keys changed since the last flush, iterated as Kafka iterates its
+/// `HashSet<Bytes>` of them, so that the changelog gets them in Kafka's
+/// order: by hash bucket (`Arrays.hashCode` of the bytes, spread as
+/// `HashMap` does, over a table of 16 buckets that doubles past 3/4 full
+/// and never shrinks), then in insertion order.
+#[derive(Debug)]
+struct DirtyKeys {
+    keys: Vec<Vec<u8>>,
+    members: BTreeSet<Vec<u8>>,
+    buckets: usize,
+}
+
+impl Default for DirtyKeys {
+    fn default() -> Self {
+        DirtyKeys {
+            keys: Vec::new(),
+            members: BTreeSet::new(),
+            buckets: 16,
+        }
+    }
+}
+
+impl DirtyKeys {
+    fn insert(&mut self, key: &[u8]) {
+        if self.members.insert(key.to_vec()) {
+            self.keys.push(key.to_vec());
+            if self.keys.len() * 4 > self.buckets * 3 {
+                self.buckets *= 2;
+            }
+        }
+    }
+
+    /// Java's `HashMap` bucket of `key`.
+    fn bucket(&self, key: &[u8]) -> usize {
+        let h = key.iter().fold(1_i32, |h, &b| {
+            h.wrapping_mul(31).wrapping_add(i32::from(b as i8))
+        });
+        let spread = (h ^ ((h as u32) >> 16) as i32) as u32;
+        spread as usize & (self.buckets - 1)
+    }
+
+    /// The keys in Kafka's iteration order; the set is left empty (with
+    /// its table size, as `HashSet.clear` keeps it).
+    fn drain(&mut self) -> Vec<Vec<u8>> {
+        let mut keys = std::mem::take(&mut self.keys);
+        self.members.clear();
+        keys.sort_by_cached_key(|k| self.bucket(k));
+        keys
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,6 +586,33 @@ mod tests {
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
     use std::sync::Arc;
+
+    /// The order Java 17's `HashSet<Bytes>` gave for these keys: 20 keys
+    /// (the table grows to 32 buckets), then 3 more after `clear()`.
+    #[test]
+    fn dirty_keys_come_out_in_kafkas_hash_set_order() {
+        let mut dirty = DirtyKeys::default();
+        for i in 0..20 {
+            dirty.insert(format!("key-{i}").as_bytes());
+        }
+        let names = |keys: Vec<Vec<u8>>| -> Vec<String> {
+            keys.into_iter()
+                .map(|k| String::from_utf8_lossy(&k).into_owned())
+                .collect()
+        };
+        assert_eq!(
+            names(dirty.drain()),
+            [
+                "key-7", "key-8", "key-9", "key-0", "key-1", "key-2", "key-3", "key-11", "key-4",
+                "key-10", "key-5", "key-6", "key-15", "key-14", "key-13", "key-12", "key-19",
+                "key-18", "key-17", "key-16"
+            ]
+        );
+        for key in ["a", "zz", "key-7"] {
+            dirty.insert(key.as_bytes());
+        }
+        assert_eq!(names(dirty.drain()), ["a", "key-7", "zz"]);
+    }
 
     fn buffer() -> (
         TimeOrderedKeyValueBuffer<String, i64>,
