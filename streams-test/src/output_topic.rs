@@ -3,14 +3,14 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-/// Kafka's `RecordBatch.NO_TIMESTAMP`: a record produced without a timestamp.
-const NO_TIMESTAMP: i64 = -1;
-
 use streams_core::serde::SerdeRef;
 use streams_core::{RecordPart, Result, StreamsError};
 
 use crate::driver::OutputRecord;
 use crate::{KeyValue, TestRecord, TopologyTestDriver};
+
+/// Kafka's `RecordBatch.NO_TIMESTAMP`: a record produced without a timestamp.
+const NO_TIMESTAMP: i64 = -1;
 
 /// A typed handle to read one output topic, Kafka's `TestOutputTopic`.
 ///

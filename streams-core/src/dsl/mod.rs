@@ -30,8 +30,11 @@
 //! are input records of their own, so a word count still counts word by
 //! word. [`Materialized::with_caching_disabled`] turns the cache off for
 //! one store, `statestore.cache.max.bytes = 0` in the config for all:
-//! then every update is forwarded at once. Session stores, stream-stream
-//! join stores and suppression buffers have no cache.
+//! then every update is forwarded at once. Key-value, window and session
+//! stores of the DSL have the cache; stream-stream join stores,
+//! suppression buffers and the stores of the Processor API do not (as in
+//! Kafka). Kafka's cache also keeps flushed entries for reads: a session
+//! the store has already expired can still be merged, as in Kafka.
 //!
 //! # Joins
 //! With Kafka's semantics and node names (caching off: every update is
