@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use streams_core::engine::{StreamTask, TaskMetrics};
 use streams_core::serde::Serde;
-use streams_core::{RawRecord, Result, StreamsConfig, StreamsError, Topology};
+use streams_core::{RawRecord, Record, Result, StreamsConfig, StreamsError, Topology};
 
 use crate::{TestInputTopic, TestOutputTopic};
 
@@ -20,7 +20,93 @@ pub const DEFAULT_START_MS: i64 = 0;
 #[derive(Debug, Clone)]
 pub(crate) struct OutputRecord {
     pub(crate) offset: i64,
-    pub(crate) record: RawRecord,
+    pub(crate) record: Record<Payload, Payload>,
+}
+
+/// How many bytes a [`Payload`] keeps inline: as many as fit beside the
+/// enum's tag in the size of a `Vec`, so that a payload is no larger
+/// than a `Vec` (checked below).
+const INLINE: usize = 15;
+const _: () = assert!(std::mem::size_of::<Option<Payload>>() == std::mem::size_of::<Vec<u8>>());
+
+/// The serialized key or value of a record kept on an output topic:
+/// short ones (most keys, numbers, short strings) inline, so that keeping
+/// every record a test may read costs no allocation per record; longer
+/// ones in their own buffer. Reads as a byte slice.
+#[derive(Clone)]
+pub(crate) enum Payload {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Vec<u8>),
+}
+
+impl Payload {
+    /// The bytes of `v`: copied inline (and `v` freed) when short, else `v`.
+    fn from_vec(v: Vec<u8>) -> Self {
+        if v.len() <= INLINE {
+            Self::from_slice(&v)
+        } else {
+            Payload::Heap(v)
+        }
+    }
+
+    /// A copy of `b`.
+    fn from_slice(b: &[u8]) -> Self {
+        if b.len() <= INLINE {
+            let mut bytes = [0; INLINE];
+            bytes[..b.len()].copy_from_slice(b);
+            Payload::Inline {
+                len: b.len() as u8,
+                bytes,
+            }
+        } else {
+            Payload::Heap(b.to_vec())
+        }
+    }
+}
+
+impl std::ops::Deref for Payload {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Payload::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Payload::Heap(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl OutputRecord {
+    /// The record written at `offset`, its bytes moved in (or copied
+    /// inline when short).
+    fn new(offset: i64, record: RawRecord) -> Self {
+        OutputRecord {
+            offset,
+            record: Record {
+                key: record.key.map(Payload::from_vec),
+                value: record.value.map(Payload::from_vec),
+                timestamp: record.timestamp,
+                headers: record.headers,
+            },
+        }
+    }
+
+    /// A copy of `record`, written at `offset`.
+    fn copy_of(offset: i64, record: &RawRecord) -> Self {
+        OutputRecord {
+            offset,
+            record: Record {
+                key: record.key.as_deref().map(Payload::from_slice),
+                value: record.value.as_deref().map(Payload::from_slice),
+                timestamp: record.timestamp,
+                headers: record.headers.clone(),
+            },
+        }
+    }
 }
 
 /// The records written to one output topic and not yet read.
@@ -239,19 +325,19 @@ impl DriverState {
             let feed_back = output.feed_back;
             let record = match feed_back {
                 FeedBack::None => {
-                    output.queue.records.push_back(OutputRecord {
-                        offset,
-                        record: p.record,
-                    });
+                    output
+                        .queue
+                        .records
+                        .push_back(OutputRecord::new(offset, p.record));
                     continue;
                 }
+                // The topic keeps a copy; the record itself is read again.
                 FeedBack::Stream(_) | FeedBack::Global => {
-                    let record = p.record.clone();
-                    output.queue.records.push_back(OutputRecord {
-                        offset,
-                        record: p.record,
-                    });
-                    record
+                    output
+                        .queue
+                        .records
+                        .push_back(OutputRecord::copy_of(offset, &p.record));
+                    p.record
                 }
             };
             match feed_back {

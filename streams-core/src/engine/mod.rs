@@ -706,9 +706,16 @@ impl StreamTask {
     }
 
     /// Moves the records sinks produced since the last call to the end of
-    /// `into`, keeping the task's buffer (and its capacity) for reuse.
+    /// `into`. The task keeps a buffer for reuse: its own, or, when `into`
+    /// is empty, `into`'s (the two trade places and nothing is copied).
     pub fn take_produced_into(&mut self, into: &mut Vec<ProducedRecord>) {
-        into.append(&mut self.state.produced.borrow_mut());
+        let mut produced = self.state.produced.borrow_mut();
+        if into.is_empty() {
+            // The buffers trade places: nothing is copied.
+            std::mem::swap(into, &mut *produced);
+        } else {
+            into.append(&mut produced);
+        }
     }
 
     /// The current stream time; `-1` before the first record.
