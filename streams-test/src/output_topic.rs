@@ -98,37 +98,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     }
 
     fn decode(&self, out: &OutputRecord) -> Result<TestRecord<K, V>> {
-        let err = |part, reason| StreamsError::Deserialization {
-            topic: self.topic.clone(),
-            partition: 0,
-            offset: out.offset,
-            part,
-            reason,
-        };
-        let key = match &out.record.key {
-            Some(b) => Some(
-                self.key_serde
-                    .deserialize(&self.topic, b)
-                    .map_err(|e| err(RecordPart::Key, e))?,
-            ),
-            None => None,
-        };
-        let value = match &out.record.value {
-            Some(b) => Some(
-                self.value_serde
-                    .deserialize(&self.topic, b)
-                    .map_err(|e| err(RecordPart::Value, e))?,
-            ),
-            None => None,
-        };
-        Ok(TestRecord {
-            key,
-            value,
-            // Kafka's `NO_TIMESTAMP`: a record written without one (the
-            // suppression buffer's changelog) reads as none, as in Kafka.
-            timestamp: (out.record.timestamp != NO_TIMESTAMP).then_some(out.record.timestamp),
-            headers: out.record.headers.clone(),
-        })
+        decode_record(&self.topic, &self.key_serde, &self.value_serde, out)
     }
 
     /// Decodes the next record and removes it only if that worked.
@@ -335,4 +305,45 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
             .filter_map(|(k, v)| v.map(|v| (k, v)))
             .collect()
     }
+}
+
+/// Decodes a record kept on `topic` with these serdes; a failure names the
+/// topic, offset and part.
+pub(crate) fn decode_record<K: 'static, V: 'static>(
+    topic: &str,
+    key_serde: &SerdeRef<K>,
+    value_serde: &SerdeRef<V>,
+    out: &OutputRecord,
+) -> Result<TestRecord<K, V>> {
+    let err = |part, reason| StreamsError::Deserialization {
+        topic: topic.to_owned(),
+        partition: 0,
+        offset: out.offset,
+        part,
+        reason,
+    };
+    let key = match &out.record.key {
+        Some(b) => Some(
+            key_serde
+                .deserialize(topic, b)
+                .map_err(|e| err(RecordPart::Key, e))?,
+        ),
+        None => None,
+    };
+    let value = match &out.record.value {
+        Some(b) => Some(
+            value_serde
+                .deserialize(topic, b)
+                .map_err(|e| err(RecordPart::Value, e))?,
+        ),
+        None => None,
+    };
+    Ok(TestRecord {
+        key,
+        value,
+        // Kafka's `NO_TIMESTAMP`: a record written without one (the
+        // suppression buffer's changelog) reads as none, as in Kafka.
+        timestamp: (out.record.timestamp != NO_TIMESTAMP).then_some(out.record.timestamp),
+        headers: out.record.headers.clone(),
+    })
 }

@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use streams_core::serde::{Serde, SerdeRef};
-use streams_core::{RecordPart, Result, StreamsError};
+use streams_core::{Result, StreamsError};
 
 use super::Snapshot;
 use super::TableAssert;
@@ -127,35 +127,7 @@ impl<'t, K: 'static, V: 'static> TestOutput<'t, K, V> {
     }
 
     pub(crate) fn decode(&self, out: &OutputRecord) -> Result<TestRecord<K, V>> {
-        let err = |part, reason| StreamsError::Deserialization {
-            topic: self.topic.clone(),
-            partition: 0,
-            offset: out.offset,
-            part,
-            reason,
-        };
-        let key = match &out.record.key {
-            Some(b) => Some(
-                self.key_serde
-                    .deserialize(&self.topic, b)
-                    .map_err(|e| err(RecordPart::Key, e))?,
-            ),
-            None => None,
-        };
-        let value = match &out.record.value {
-            Some(b) => Some(
-                self.value_serde
-                    .deserialize(&self.topic, b)
-                    .map_err(|e| err(RecordPart::Value, e))?,
-            ),
-            None => None,
-        };
-        Ok(TestRecord {
-            key,
-            value,
-            timestamp: Some(out.record.timestamp),
-            headers: out.record.headers.clone(),
-        })
+        crate::output_topic::decode_record(&self.topic, &self.key_serde, &self.value_serde, out)
     }
 
     /// Runs `f` on the topic's queue (`None` if nothing was written yet).
