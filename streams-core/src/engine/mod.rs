@@ -83,6 +83,8 @@ struct NodeMeta {
 pub(crate) struct TaskState {
     meta: Vec<NodeMeta>,
     stores: Vec<RefCell<Box<dyn StateStore>>>,
+    /// The stores' names, by index: found without borrowing the stores.
+    store_names: Vec<Box<str>>,
     /// Store indexes each node is connected to.
     node_stores: Vec<Vec<usize>>,
     /// Stores from this index on are global: every node may read them.
@@ -227,9 +229,9 @@ impl TaskState {
     }
 
     fn store_index(&self, name: &str) -> Result<usize> {
-        self.stores
+        self.store_names
             .iter()
-            .position(|s| s.borrow().name() == name)
+            .position(|s| &**s == name)
             .ok_or_else(|| StreamsError::UnknownStore {
                 store: name.to_owned(),
                 existing: self.store_names(),
@@ -237,10 +239,7 @@ impl TaskState {
     }
 
     pub(crate) fn store_names(&self) -> Vec<String> {
-        self.stores
-            .iter()
-            .map(|s| s.borrow().name().to_owned())
-            .collect()
+        self.store_names.iter().map(|s| s.to_string()).collect()
     }
 
     /// The store `name` as type `S`, for processor `node` (which must be
@@ -302,11 +301,29 @@ impl TaskState {
     ) -> R {
         let previous_timestamp = self.record_timestamp.replace(timestamp);
         let previous_in_record = self.in_record.get();
-        let previous = metadata.map(|m| self.current.replace(m.clone()));
+        // The origin's topic is usually the current one: then only the
+        // partition and offset change (no reference counting).
+        let swap = |current: &mut RecordMetadata, m: &RecordMetadata| {
+            if Arc::ptr_eq(&current.topic, &m.topic) {
+                let previous = (current.partition, current.offset);
+                current.partition = m.partition;
+                current.offset = m.offset;
+                Err(previous)
+            } else {
+                Ok(std::mem::replace(current, m.clone()))
+            }
+        };
+        let previous = metadata.map(|m| swap(&mut self.current.borrow_mut(), m));
         self.in_record.set(metadata.is_some());
         let result = f();
-        if let Some(previous) = previous {
-            *self.current.borrow_mut() = previous;
+        match previous {
+            Some(Ok(previous)) => *self.current.borrow_mut() = previous,
+            Some(Err((partition, offset))) => {
+                let mut current = self.current.borrow_mut();
+                current.partition = partition;
+                current.offset = offset;
+            }
+            None => {}
         }
         self.in_record.set(previous_in_record);
         self.record_timestamp.set(previous_timestamp);
@@ -315,16 +332,17 @@ impl TaskState {
 
     /// Kafka's commit: flushes the record caches, store by store.
     fn commit(&self) -> Result<()> {
-        let hooks: Vec<(usize, Rc<dyn Fn(&TaskState, usize) -> Result<()>>)> = self
-            .commit_hooks
-            .borrow()
-            .iter()
-            .map(|h| (h.node, h.run.clone()))
-            .collect();
-        for (node, run) in hooks {
+        // By index, each hook taken out of the borrow before it runs: a
+        // hook may reach the task again (nothing is collected per commit).
+        let mut i = 0;
+        loop {
+            let (node, run) = match self.commit_hooks.borrow().get(i) {
+                Some(h) => (h.node, h.run.clone()),
+                None => return Ok(()),
+            };
             run(self, node)?;
+            i += 1;
         }
-        Ok(())
     }
 
     /// Runs one typed record through a node.
@@ -519,6 +537,7 @@ impl StreamTask {
         let task = StreamTask {
             state: TaskState {
                 meta,
+                store_names: stores.iter().map(|s| s.borrow().name().into()).collect(),
                 stores,
                 node_stores,
                 global_stores_from,
