@@ -1,6 +1,7 @@
 //! In-memory key-value stores, plain and timestamped.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::RangeBounds;
@@ -26,11 +27,108 @@ impl<V> ValueAndTimestamp<V> {
     }
 }
 
+/// The entries of a key-value store, in key order, remembering where the
+/// last key looked up is: processors read a key and then write it (and
+/// the record cache logs it), so the second and third look-ups of a key
+/// cost one comparison instead of a search of the ordered index.
+///
+/// Entries live in `slots` (any order); `index` orders their keys and
+/// says where each one is. A key is kept twice (cloned once, when it is
+/// first inserted).
+struct Entries<K, S> {
+    index: BTreeMap<K, usize>,
+    slots: Vec<(K, S)>,
+    /// The slot of the last key found or inserted; `usize::MAX` for none.
+    last: Cell<usize>,
+}
+
+impl<K: Ord + Clone, S> Entries<K, S> {
+    fn new() -> Self {
+        Entries {
+            index: BTreeMap::new(),
+            slots: Vec::new(),
+            last: Cell::new(usize::MAX),
+        }
+    }
+
+    fn find(&self, key: &K) -> Option<usize> {
+        let last = self.last.get();
+        if let Some((k, _)) = self.slots.get(last)
+            && k == key
+        {
+            return Some(last);
+        }
+        let i = *self.index.get(key)?;
+        self.last.set(i);
+        Some(i)
+    }
+
+    fn get(&self, key: &K) -> Option<&S> {
+        self.find(key).map(|i| &self.slots[i].1)
+    }
+
+    /// Sets `key` to `value`, returning the old value. As a `BTreeMap`, an
+    /// existing entry keeps its key.
+    fn insert(&mut self, key: K, value: S) -> Option<S> {
+        if let Some(i) = self.find(&key) {
+            return Some(std::mem::replace(&mut self.slots[i].1, value));
+        }
+        let i = self.slots.len();
+        self.index.insert(key.clone(), i);
+        self.slots.push((key, value));
+        self.last.set(i);
+        None
+    }
+
+    fn remove(&mut self, key: &K) -> Option<S> {
+        let i = self.index.remove(key)?;
+        let (_, value) = self.slots.swap_remove(i);
+        // The last slot moved into the hole.
+        let moved = self.slots.len();
+        if i < moved
+            && let Some(slot) = self.index.get_mut(&self.slots[i].0)
+        {
+            *slot = i;
+        }
+        let last = self.last.get();
+        if last == i {
+            self.last.set(usize::MAX);
+        } else if last == moved {
+            self.last.set(i);
+        }
+        Some(value)
+    }
+
+    fn range<R: RangeBounds<K>>(&self, range: R) -> impl DoubleEndedIterator<Item = (&K, &S)> {
+        self.index.range(range).map(|(k, &i)| (k, &self.slots[i].1))
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+impl<K, S> Entries<K, S> {
+    fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &S)> {
+        self.index.iter().map(|(k, &i)| (k, &self.slots[i].1))
+    }
+}
+
+impl<K: fmt::Debug, S: fmt::Debug> fmt::Debug for Entries<K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
 /// The shared body of both key-value stores: `S` is what the map holds,
 /// `V` what the changelog carries.
 struct KvCore<K, S, V> {
     name: String,
-    map: BTreeMap<K, S>,
+    map: Entries<K, S>,
     changelog: Changelog<K, V>,
     /// The changelog value and timestamp of a stored value.
     to_log: fn(&S) -> (&V, Option<i64>),
@@ -212,7 +310,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStore<K, V> {
         KeyValueStore {
             core: KvCore {
                 name: name.to_owned(),
-                map: BTreeMap::new(),
+                map: Entries::new(),
                 changelog,
                 to_log: |v| (v, None),
                 from_log: |v, _| v,
@@ -270,7 +368,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
         TimestampedKeyValueStore {
             core: KvCore {
                 name: name.to_owned(),
-                map: BTreeMap::new(),
+                map: Entries::new(),
                 changelog,
                 to_log: |vt| (&vt.value, Some(vt.timestamp)),
                 from_log: ValueAndTimestamp::new,
@@ -339,3 +437,48 @@ kv_store_common!(
     ValueAndTimestamp<V>,
     StoreKind::TimestampedKeyValue
 );
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::Entries;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u8, u32),
+        Remove(u8),
+        Get(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0..12_u8, any::<u32>()).prop_map(|(k, v)| Op::Insert(k, v)),
+            (0..12_u8).prop_map(Op::Remove),
+            (0..12_u8).prop_map(Op::Get),
+        ]
+    }
+
+    proptest! {
+        /// The entries behave as a `BTreeMap` whatever the order of
+        /// inserts, removes and reads (which move the remembered slot).
+        #[test]
+        fn entries_behave_as_a_btree_map(ops in proptest::collection::vec(op(), 0..200)) {
+            let mut entries = Entries::new();
+            let mut model = BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, v) => prop_assert_eq!(entries.insert(k, v), model.insert(k, v)),
+                    Op::Remove(k) => prop_assert_eq!(entries.remove(&k), model.remove(&k)),
+                    Op::Get(k) => prop_assert_eq!(entries.get(&k), model.get(&k)),
+                }
+                prop_assert_eq!(entries.len(), model.len());
+                prop_assert!(entries.iter().eq(model.iter()));
+                prop_assert!(entries.range(3..=7).rev().eq(model.range(3..=7).rev()));
+            }
+            prop_assert_eq!(format!("{entries:?}"), format!("{model:?}"));
+        }
+    }
+}
