@@ -60,25 +60,43 @@ impl fmt::Debug for Header {
 }
 
 /// The ordered headers of a record. Keys may repeat, values may be null,
-/// as in Kafka's `Headers`. Empty headers do not allocate.
+/// as in Kafka's `Headers`. Empty headers do not allocate, and take one
+/// pointer's room in a record.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct Headers(Vec<Header>);
+pub struct Headers(Option<Box<Vec<Header>>>);
+
+// Every record carries headers, and most have none: keep them small.
+const _: () = assert!(std::mem::size_of::<Headers>() == std::mem::size_of::<usize>());
 
 impl Headers {
     /// No headers.
     pub const fn new() -> Self {
-        Headers(Vec::new())
+        Headers(None)
+    }
+
+    /// The headers, to add to. (Invariant: `Some` holds at least one
+    /// header, so that equal headers have equal representations.)
+    fn list_mut(&mut self) -> &mut Vec<Header> {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    fn as_slice(&self) -> &[Header] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    fn from_vec(v: Vec<Header>) -> Self {
+        Headers((!v.is_empty()).then(|| Box::new(v)))
     }
 
     /// Appends a header, keeping any with the same key.
     pub fn add(&mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) -> &mut Self {
-        self.0.push(Header::new(key, value));
+        self.list_mut().push(Header::new(key, value));
         self
     }
 
     /// Appends a header whose value is null.
     pub fn add_null(&mut self, key: impl Into<String>) -> &mut Self {
-        self.0.push(Header::null(key));
+        self.list_mut().push(Header::null(key));
         self
     }
 
@@ -90,12 +108,17 @@ impl Headers {
 
     /// Appends a header (value and key already a [`Header`]).
     pub fn push(&mut self, header: Header) {
-        self.0.push(header);
+        self.list_mut().push(header);
     }
 
     /// Removes every header with this key.
     pub fn remove(&mut self, key: &str) -> &mut Self {
-        self.0.retain(|h| h.key != key);
+        if let Some(list) = &mut self.0 {
+            list.retain(|h| h.key != key);
+            if list.is_empty() {
+                self.0 = None;
+            }
+        }
         self
     }
 
@@ -107,33 +130,33 @@ impl Headers {
 
     /// The last header with this key, as Kafka's `lastHeader`.
     pub fn last_header(&self, key: &str) -> Option<&Header> {
-        self.0.iter().rev().find(|h| h.key == key)
+        self.as_slice().iter().rev().find(|h| h.key == key)
     }
 
     /// Every header with this key, in order.
     pub fn get_all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a Header> + 'a {
-        self.0.iter().filter(move |h| h.key == key)
+        self.as_slice().iter().filter(move |h| h.key == key)
     }
 
     /// All headers, in order.
     pub fn iter(&self) -> std::slice::Iter<'_, Header> {
-        self.0.iter()
+        self.as_slice().iter()
     }
 
     /// How many headers there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.as_slice().len()
     }
 
     /// Whether there are no headers.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
     }
 }
 
 impl fmt::Debug for Headers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.iter()).finish()
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -141,7 +164,7 @@ impl<'a> IntoIterator for &'a Headers {
     type Item = &'a Header;
     type IntoIter = std::slice::Iter<'a, Header>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.iter()
     }
 }
 
@@ -149,19 +172,19 @@ impl IntoIterator for Headers {
     type Item = Header;
     type IntoIter = std::vec::IntoIter<Header>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.0.map(|list| *list).unwrap_or_default().into_iter()
     }
 }
 
 impl FromIterator<Header> for Headers {
     fn from_iter<I: IntoIterator<Item = Header>>(iter: I) -> Self {
-        Headers(iter.into_iter().collect())
+        Headers::from_vec(iter.into_iter().collect())
     }
 }
 
 impl From<Vec<Header>> for Headers {
     fn from(v: Vec<Header>) -> Self {
-        Headers(v)
+        Headers::from_vec(v)
     }
 }
 
@@ -287,5 +310,33 @@ impl<V> Change<V> {
     /// An update from `old` to `new`.
     pub fn new(new: Option<V>, old: Option<V>) -> Self {
         Change { new, old }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Header, Headers};
+
+    #[test]
+    fn headers_that_read_the_same_are_equal() {
+        let mut removed = Headers::new().with("a", "1");
+        removed.remove("a");
+        assert_eq!(removed, Headers::new());
+        assert!(removed.is_empty());
+        assert_eq!(Headers::from(Vec::new()), Headers::default());
+        assert_eq!(
+            Vec::<Header>::new().into_iter().collect::<Headers>(),
+            Headers::new()
+        );
+        let built = Headers::from(vec![Header::new("k", "v"), Header::null("n")]);
+        let mut added = Headers::new();
+        added.add("k", "v").add_null("n");
+        assert_eq!(built, added);
+        assert_eq!(built.len(), 2);
+        assert_eq!(
+            built.into_iter().map(|h| h.key).collect::<Vec<_>>(),
+            ["k", "n"]
+        );
+        assert_eq!(Headers::new().into_iter().count(), 0);
     }
 }
