@@ -155,11 +155,12 @@ pub(crate) struct DriverState {
     queues: Vec<InputQueue>,
     /// How many records all input queues hold.
     queued: usize,
-    /// Output topics, in the order they were first written. A handful per
-    /// test: a linear search (by pointer first, as sinks share their
-    /// topic's name) beats hashing the name for every record.
+    /// Output topics, in the order they were first written.
     outputs: Vec<Output>,
-    produced_buffer: Vec<streams_core::engine::ProducedRecord>,
+    /// The output of each of the task's produced-topic numbers, once seen
+    /// (`usize::MAX` before): records are routed by number, not by name.
+    output_of_topic: Vec<usize>,
+    produced_buffer: Vec<(usize, RawRecord)>,
     produced_topics: BTreeSet<String>,
     wall_clock: i64,
     /// The next offset of each global topic piped to or written.
@@ -307,18 +308,17 @@ impl DriverState {
     /// written to topics the topology reads back into their queues (and
     /// records written to a global store's topic into the store, at once).
     fn capture_outputs(&mut self) -> Result<()> {
+        if !self.task.has_produced() {
+            return Ok(());
+        }
         let mut produced = std::mem::take(&mut self.produced_buffer);
-        self.task.take_produced_into(&mut produced);
+        self.task.take_produced_numbered(&mut produced);
         let mut first_error = None;
-        // The output of the previous record, checked first: a sink writes
-        // one topic, whose name it shares with every record.
-        let mut last = usize::MAX;
-        for p in produced.drain(..) {
-            let index = match self.outputs.get(last) {
-                Some(o) if Arc::ptr_eq(&o.topic, &p.topic) => last,
-                _ => self.output_index(&p.topic),
+        for (topic, record) in produced.drain(..) {
+            let index = match self.output_of_topic.get(topic) {
+                Some(&i) if i != usize::MAX => i,
+                _ => self.output_of_topic_number(topic),
             };
-            last = index;
             let output = &mut self.outputs[index];
             let offset = output.queue.next_offset;
             output.queue.next_offset += 1;
@@ -328,7 +328,7 @@ impl DriverState {
                     output
                         .queue
                         .records
-                        .push_back(OutputRecord::new(offset, p.record));
+                        .push_back(OutputRecord::new(offset, record));
                     continue;
                 }
                 // The topic keeps a copy; the record itself is read again.
@@ -336,15 +336,16 @@ impl DriverState {
                     output
                         .queue
                         .records
-                        .push_back(OutputRecord::copy_of(offset, &p.record));
-                    p.record
+                        .push_back(OutputRecord::copy_of(offset, &record));
+                    record
                 }
             };
             match feed_back {
                 FeedBack::Stream(queue) => self.enqueue(queue, record),
                 // Every output is captured; the first failure is reported.
                 _ => {
-                    if let Err(e) = self.process_global(&p.topic, record)
+                    let topic = self.outputs[index].topic.clone();
+                    if let Err(e) = self.process_global(&topic, record)
                         && first_error.is_none()
                     {
                         first_error = Some(e);
@@ -354,6 +355,20 @@ impl DriverState {
         }
         self.produced_buffer = produced;
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// The index of the output of the task's produced topic `number`.
+    fn output_of_topic_number(&mut self, number: usize) -> usize {
+        let topic = self
+            .task
+            .produced_topic(number)
+            .unwrap_or_else(|| Arc::from(""));
+        let index = self.output_index(&topic);
+        if self.output_of_topic.len() <= number {
+            self.output_of_topic.resize(number + 1, usize::MAX);
+        }
+        self.output_of_topic[number] = index;
+        index
     }
 
     /// The index of the output of `topic`, created (with where its records
@@ -513,6 +528,7 @@ impl DriverBuilder {
                 queues: Vec::new(),
                 queued: 0,
                 outputs: Vec::new(),
+                output_of_topic: Vec::new(),
                 produced_buffer: Vec::new(),
                 produced_topics: BTreeSet::new(),
                 wall_clock: self.start_ms,

@@ -51,6 +51,73 @@ pub struct ProducedRecord {
     pub record: RawRecord,
 }
 
+/// What sinks and changelogs produced and the caller has not taken yet:
+/// each record with the number of its topic. Topics are numbered in the
+/// order they are first written (a topic's number never changes), so that
+/// a record carries no reference-counted name and its topic is found by
+/// number.
+#[derive(Debug, Default)]
+pub(crate) struct Produced {
+    topics: Vec<Arc<str>>,
+    /// The number of the topic written last: a sink writes one topic.
+    last: usize,
+    records: Vec<(usize, RawRecord)>,
+}
+
+impl Produced {
+    /// Adds a record written to `topic`.
+    pub(crate) fn push(&mut self, topic: &Arc<str>, record: RawRecord) {
+        let number = match self.topics.get(self.last) {
+            Some(t) if Arc::ptr_eq(t, topic) => self.last,
+            _ => self.number(topic, || topic.clone()),
+        };
+        self.records.push((number, record));
+    }
+
+    /// Adds a record written to the topic named `topic` (a name computed
+    /// per record).
+    pub(crate) fn push_named(&mut self, topic: &str, record: RawRecord) {
+        let number = self.number(topic, || Arc::from(topic));
+        self.records.push((number, record));
+    }
+
+    fn number(&mut self, topic: &str, shared: impl FnOnce() -> Arc<str>) -> usize {
+        let number = match self.topics.iter().position(|t| &**t == topic) {
+            Some(n) => n,
+            None => {
+                self.topics.push(shared());
+                self.topics.len() - 1
+            }
+        };
+        self.last = number;
+        number
+    }
+
+    /// The records, with their topics' names: for tests and for callers of
+    /// [`StreamTask::take_produced`].
+    pub(crate) fn take_records(&mut self) -> Vec<ProducedRecord> {
+        self.records
+            .drain(..)
+            .map(|(n, record)| ProducedRecord {
+                topic: self.topics[n].clone(),
+                record,
+            })
+            .collect()
+    }
+
+    /// The records not taken yet, with their topics' names (copies).
+    #[cfg(test)]
+    pub(crate) fn records(&self) -> Vec<ProducedRecord> {
+        self.records
+            .iter()
+            .map(|(n, record)| ProducedRecord {
+                topic: self.topics[*n].clone(),
+                record: record.clone(),
+            })
+            .collect()
+    }
+}
+
 /// Counters of what the engine did not process, so that nothing is lost
 /// silently.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,7 +169,7 @@ pub(crate) struct TaskState {
     /// per record).
     current: RefCell<RecordMetadata>,
     in_record: Cell<bool>,
-    produced: Rc<RefCell<Vec<ProducedRecord>>>,
+    produced: Rc<RefCell<Produced>>,
     schedules: RefCell<Vec<Schedule>>,
     next_id: Cell<u64>,
     metrics: Cell<TaskMetrics>,
@@ -186,8 +253,14 @@ impl TaskState {
         self.wall_clock.get()
     }
 
-    pub(crate) fn produce(&self, record: ProducedRecord) {
-        self.produced.borrow_mut().push(record);
+    /// A sink's record for `topic`.
+    pub(crate) fn produce(&self, topic: &Arc<str>, record: RawRecord) {
+        self.produced.borrow_mut().push(topic, record);
+    }
+
+    /// A sink's record for the topic named `topic` (computed per record).
+    pub(crate) fn produce_named(&self, topic: &str, record: RawRecord) {
+        self.produced.borrow_mut().push_named(topic, record);
     }
 
     pub(crate) fn count(&self, f: impl FnOnce(&mut TaskMetrics)) {
@@ -498,7 +571,7 @@ impl StreamTask {
             globals.push((Arc::from(def.topic.as_str()), source));
             global_nodes.push((source, processor, def.store.clone()));
         }
-        let produced = Rc::new(RefCell::new(Vec::new()));
+        let produced = Rc::new(RefCell::new(Produced::default()));
         let record_timestamp = Rc::new(Cell::new(-1));
         let store_context = StoreContext {
             produced: produced.clone(),
@@ -698,7 +771,7 @@ impl StreamTask {
     /// Fires the stream-time punctuations that are due. Returns whether any fired.
     pub fn maybe_punctuate_stream_time(&mut self) -> Result<bool> {
         let now = self.state.stream_time.get();
-        if now < 0 {
+        if now < 0 || self.state.schedules.borrow().is_empty() {
             return Ok(false);
         }
         self.state.punctuate(PunctuationType::StreamTime, now)
@@ -716,25 +789,56 @@ impl StreamTask {
 
     /// Whether sinks or changelogs produced records not yet taken.
     pub fn has_produced(&self) -> bool {
-        !self.state.produced.borrow().is_empty()
+        !self.state.produced.borrow().records.is_empty()
     }
 
     /// Takes the records sinks produced since the last call, in order.
     pub fn take_produced(&mut self) -> Vec<ProducedRecord> {
-        std::mem::take(&mut *self.state.produced.borrow_mut())
+        self.state.produced.borrow_mut().take_records()
     }
 
     /// Moves the records sinks produced since the last call to the end of
-    /// `into`. The task keeps a buffer for reuse: its own, or, when `into`
-    /// is empty, `into`'s (the two trade places and nothing is copied).
+    /// `into`.
     pub fn take_produced_into(&mut self, into: &mut Vec<ProducedRecord>) {
+        into.append(&mut self.take_produced());
+    }
+
+    /// Moves the records sinks produced since the last call to the end of
+    /// `into`, each with the number of its topic (see
+    /// [`produced_topic`](StreamTask::produced_topic)): no topic name is
+    /// passed per record. The task keeps a buffer for reuse: its own, or,
+    /// when `into` is empty, `into`'s (the two trade places and nothing is
+    /// copied).
+    ///
+    /// ```
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").to("out");
+    /// let mut task = StreamTask::new(&builder.build()?, &StreamsConfig::default(), 0)?;
+    /// task.process("in", 0, RawRecord::new(None, Some(b"hi".to_vec()), 7))?;
+    /// let mut produced = Vec::new();
+    /// task.take_produced_numbered(&mut produced);
+    /// let (topic, record) = &produced[0];
+    /// assert_eq!(task.produced_topic(*topic).as_deref(), Some("out"));
+    /// assert_eq!(record.value.as_deref(), Some(&b"hi"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_produced_numbered(&mut self, into: &mut Vec<(usize, RawRecord)>) {
         let mut produced = self.state.produced.borrow_mut();
         if into.is_empty() {
-            // The buffers trade places: nothing is copied.
-            std::mem::swap(into, &mut *produced);
+            std::mem::swap(into, &mut produced.records);
         } else {
-            into.append(&mut produced);
+            into.append(&mut produced.records);
         }
+    }
+
+    /// The name of the topic numbered `number` in
+    /// [`take_produced_numbered`](StreamTask::take_produced_numbered); a
+    /// topic keeps its number for the task's life.
+    pub fn produced_topic(&self, number: usize) -> Option<Arc<str>> {
+        self.state.produced.borrow().topics.get(number).cloned()
     }
 
     /// The current stream time; `-1` before the first record.

@@ -10,7 +10,7 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::{ProducedRecord, TaskState};
+use super::TaskState;
 use crate::config::DeserializationHandling;
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext, Punctuation};
@@ -233,17 +233,18 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
 
     fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()> {
         let record = take_record::<K, V>(task, me, record)?;
-        let topic: Arc<str> = match &self.target {
-            SinkTarget::Fixed(t) => t.clone(),
+        let computed;
+        let topic: &str = match &self.target {
+            SinkTarget::Fixed(t) => t,
             SinkTarget::Extractor(f) => {
-                let t = f(&record);
-                if t.is_empty() {
+                computed = f(&record);
+                if computed.is_empty() {
                     return Err(StreamsError::InvalidArgument(format!(
                         "the topic name extractor of sink `{}` returned an empty topic name",
                         task.node_name(me)
                     )));
                 }
-                Arc::from(t)
+                &computed
             }
         };
         if record.timestamp < 0 {
@@ -269,7 +270,7 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
         let key = match key {
             Some(k) => Some(
                 self.key
-                    .serialize_owned(&topic, k)
+                    .serialize_owned(topic, k)
                     .map_err(|e| ser_err(RecordPart::Key, e))?,
             ),
             None => None,
@@ -277,20 +278,21 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
         let value = match value {
             Some(v) => Some(
                 self.value
-                    .serialize_owned(&topic, v)
+                    .serialize_owned(topic, v)
                     .map_err(|e| ser_err(RecordPart::Value, e))?,
             ),
             None => None,
         };
-        task.produce(ProducedRecord {
-            topic,
-            record: Record {
-                key,
-                value,
-                timestamp,
-                headers,
-            },
-        });
+        let record = Record {
+            key,
+            value,
+            timestamp,
+            headers,
+        };
+        match &self.target {
+            SinkTarget::Fixed(t) => task.produce(t, record),
+            SinkTarget::Extractor(_) => task.produce_named(topic, record),
+        }
         Ok(())
     }
 }

@@ -61,7 +61,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::engine::ProducedRecord;
+use crate::engine::Produced;
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::Record;
 use crate::serde::{Serde, SerdeRef};
@@ -96,7 +96,7 @@ impl fmt::Display for StoreKind {
 /// What a store is given when its task starts: where its changelog goes.
 #[derive(Clone)]
 pub struct StoreContext {
-    pub(crate) produced: Rc<RefCell<Vec<ProducedRecord>>>,
+    pub(crate) produced: Rc<RefCell<Produced>>,
     pub(crate) timestamp: Rc<Cell<i64>>,
     pub(crate) application_id: String,
 }
@@ -128,10 +128,7 @@ impl StoreContext {
 
     /// Writes a changelog record.
     pub fn log(&self, topic: &Arc<str>, record: Record<Vec<u8>, Vec<u8>>) {
-        self.produced.borrow_mut().push(ProducedRecord {
-            topic: topic.clone(),
-            record,
-        });
+        self.produced.borrow_mut().push(topic, record);
     }
 }
 

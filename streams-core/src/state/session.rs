@@ -495,7 +495,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslSessionSt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ProducedRecord;
+    use crate::engine::Produced;
     use crate::serde::{I64Serde, StringSerde};
     use proptest::prelude::*;
     use std::cell::{Cell, RefCell};
@@ -509,8 +509,8 @@ mod tests {
         )
     }
 
-    fn logged(retention: i64) -> (SessionStore<String, i64>, Rc<RefCell<Vec<ProducedRecord>>>) {
-        let produced = Rc::new(RefCell::new(Vec::new()));
+    fn logged(retention: i64) -> (SessionStore<String, i64>, Rc<RefCell<Produced>>) {
+        let produced = Rc::new(RefCell::new(Produced::default()));
         let ctx = StoreContext {
             produced: produced.clone(),
             timestamp: Rc::new(Cell::new(3)),
@@ -610,7 +610,7 @@ mod tests {
         let (mut s, produced) = logged(100);
         s.put(w("k", 1, 2), 7)?;
         s.remove(&w("k", 1, 2))?;
-        let records = produced.borrow();
+        let records = produced.borrow().records();
         let key = [&b"k"[..], &2_i64.to_be_bytes(), &1_i64.to_be_bytes()].concat();
         assert_eq!(&*records[0].topic, "app-s-changelog");
         assert_eq!(records[0].record.key.as_deref(), Some(&key[..]));
@@ -642,7 +642,7 @@ mod tests {
                 let result = if *remove { original.remove(&session) } else { original.put(session, *value) };
                 result.map_err(|e| TestCaseError::fail(e.to_string()))?;
             }
-            let raw: Vec<RawRecord> = produced.borrow().iter().map(|p| p.record.clone()).collect();
+            let raw: Vec<RawRecord> = produced.borrow().records().iter().map(|p| p.record.clone()).collect();
             let mut restored = store(retention);
             restored.restore(&raw).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let a: Vec<_> = original.all().map(|(w, v)| (w, *v)).collect();

@@ -581,7 +581,7 @@ impl DirtyKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ProducedRecord;
+    use crate::engine::Produced;
     use crate::serde::{I64Serde, StringSerde};
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
@@ -616,9 +616,9 @@ mod tests {
 
     fn buffer() -> (
         TimeOrderedKeyValueBuffer<String, i64>,
-        Rc<RefCell<Vec<ProducedRecord>>>,
+        Rc<RefCell<Produced>>,
     ) {
-        let produced = Rc::new(RefCell::new(Vec::new()));
+        let produced = Rc::new(RefCell::new(Produced::default()));
         let ctx = StoreContext {
             produced: produced.clone(),
             timestamp: Rc::new(Cell::new(0)),
@@ -671,7 +671,12 @@ mod tests {
         b.put(5, &"k".into(), &Change::new(Some(2), Some(1)), context(5))?;
         b.put(7, &"j".into(), &Change::new(Some(4), None), context(7))?;
         b.flush();
-        let records: Vec<RawRecord> = produced.borrow().iter().map(|p| p.record.clone()).collect();
+        let records: Vec<RawRecord> = produced
+            .borrow()
+            .records()
+            .iter()
+            .map(|p| p.record.clone())
+            .collect();
         assert_eq!(records.len(), 2);
         assert_eq!(records[0].key.as_deref(), Some(&b"j"[..]));
         assert_eq!(records[1].headers.last("v"), Some(&[3_u8][..]));
@@ -701,7 +706,7 @@ mod tests {
         // An eviction is a tombstone.
         b.evict_first_if(|_, _, _| true)?;
         b.flush();
-        let tombstone = produced.borrow().last().map(|p| p.record.clone());
+        let tombstone = produced.borrow().records().last().map(|p| p.record.clone());
         assert_eq!(tombstone.and_then(|r| r.value), None);
         Ok(())
     }

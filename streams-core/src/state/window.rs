@@ -784,18 +784,14 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowSto
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ProducedRecord;
+    use crate::engine::Produced;
     use crate::serde::{I64Serde, StringSerde};
     use proptest::prelude::*;
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
 
-    fn context() -> (
-        StoreContext,
-        Rc<RefCell<Vec<ProducedRecord>>>,
-        Rc<Cell<i64>>,
-    ) {
-        let produced = Rc::new(RefCell::new(Vec::new()));
+    fn context() -> (StoreContext, Rc<RefCell<Produced>>, Rc<Cell<i64>>) {
+        let produced = Rc::new(RefCell::new(Produced::default()));
         let timestamp = Rc::new(Cell::new(0));
         (
             StoreContext {
@@ -899,6 +895,7 @@ mod tests {
         assert_eq!(values, [1, 2]);
         let keys: Vec<_> = produced
             .borrow()
+            .records()
             .iter()
             .map(|p| p.record.key.clone().unwrap_or_default())
             .collect();
@@ -915,7 +912,7 @@ mod tests {
         ts.set(42);
         s.put(k("k"), 7, 10)?;
         s.delete(&k("k"), 10)?;
-        let records: Vec<_> = produced.borrow().iter().cloned().collect();
+        let records = produced.borrow().records();
         assert_eq!(&*records[0].topic, "app-w-changelog");
         let key = [&b"k"[..], &10_i64.to_be_bytes(), &0_u32.to_be_bytes()].concat();
         assert_eq!(records[0].record.key.as_deref(), Some(&key[..]));
@@ -932,8 +929,13 @@ mod tests {
         let mut s = timestamped(100, 10, false);
         s.init(&ctx)?;
         s.put(k("k"), 7, 99, 10)?;
-        assert_eq!(produced.borrow()[0].record.timestamp, 99);
-        let raw: Vec<RawRecord> = produced.borrow().iter().map(|p| p.record.clone()).collect();
+        assert_eq!(produced.borrow().records()[0].record.timestamp, 99);
+        let raw: Vec<RawRecord> = produced
+            .borrow()
+            .records()
+            .iter()
+            .map(|p| p.record.clone())
+            .collect();
         let mut restored = timestamped(100, 10, false);
         restored.restore(&raw)?;
         assert_eq!(
@@ -1006,7 +1008,7 @@ mod tests {
                 };
                 result.map_err(|e| TestCaseError::fail(e.to_string()))?;
             }
-            let raw: Vec<RawRecord> = produced.borrow().iter().map(|p| p.record.clone()).collect();
+            let raw: Vec<RawRecord> = produced.borrow().records().iter().map(|p| p.record.clone()).collect();
             let mut restored = timestamped(retention, 10, dups);
             restored.restore(&raw).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(
