@@ -2,8 +2,9 @@
 
 use std::any::Any;
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::RangeBounds;
 
 use super::{Changelog, StateStore, StoreContext, StoreKind};
@@ -27,27 +28,40 @@ impl<V> ValueAndTimestamp<V> {
     }
 }
 
-/// The entries of a key-value store, in key order, remembering where the
-/// last key looked up is: processors read a key and then write it (and
-/// the record cache logs it), so the second and third look-ups of a key
-/// cost one comparison instead of a search of the ordered index.
+/// The entries of a key-value store, in key order, found fast.
 ///
 /// Entries live in `slots` (any order); `index` orders their keys and
-/// says where each one is. A key is kept twice (cloned once, when it is
-/// first inserted).
+/// says where each one is (a key is kept twice, cloned once when it is
+/// first inserted). Two things spare most searches of the ordered index:
+/// the slot of the last key found (processors read a key and then write
+/// it, and the record cache logs it), and, for keys of the types tests use
+/// most (strings, bytes, integers: see [`key_hash`]), a table from the
+/// key's hash to its slot.
 struct Entries<K, S> {
     index: BTreeMap<K, usize>,
     slots: Vec<(K, S)>,
     /// The slot of the last key found or inserted; `usize::MAX` for none.
     last: Cell<usize>,
+    /// The hash of a key, for the types that have one here.
+    hash: fn(&K) -> Option<u64>,
+    /// Hash -> (the slot of a key with that hash, or `usize::MAX` if that
+    /// key was removed; how many keys have that hash). Kept when `hash`
+    /// hashes this store's keys.
+    hashed: Option<HashMap<u64, (usize, usize), BuildHasherDefault<KeyHashHasher>>>,
 }
 
-impl<K: Ord + Clone, S> Entries<K, S> {
+impl<K: Ord + Clone + 'static, S> Entries<K, S> {
     fn new() -> Self {
+        Self::with_hash(key_hash::<K>)
+    }
+
+    fn with_hash(hash: fn(&K) -> Option<u64>) -> Self {
         Entries {
             index: BTreeMap::new(),
             slots: Vec::new(),
             last: Cell::new(usize::MAX),
+            hash,
+            hashed: None,
         }
     }
 
@@ -58,7 +72,30 @@ impl<K: Ord + Clone, S> Entries<K, S> {
         {
             return Some(last);
         }
-        let i = *self.index.get(key)?;
+        let found = match (&self.hashed, (self.hash)(key)) {
+            (Some(table), Some(h)) => match table.get(&h) {
+                // No key has this hash.
+                None => return None,
+                Some(&(i, keys)) if i != usize::MAX => {
+                    if self.slots[i].0 == *key {
+                        Some(i)
+                    } else if keys == 1 {
+                        // The only key with this hash is another one.
+                        return None;
+                    } else {
+                        None
+                    }
+                }
+                // Several keys share this hash and the one it points to
+                // is gone: the ordered index decides.
+                Some(_) => None,
+            },
+            _ => None,
+        };
+        let i = match found {
+            Some(i) => i,
+            None => *self.index.get(key)?,
+        };
         self.last.set(i);
         Some(i)
     }
@@ -74,6 +111,14 @@ impl<K: Ord + Clone, S> Entries<K, S> {
             return Some(std::mem::replace(&mut self.slots[i].1, value));
         }
         let i = self.slots.len();
+        if let Some(h) = (self.hash)(&key) {
+            let table = self.hashed.get_or_insert_with(HashMap::default);
+            let entry = table.entry(h).or_insert((usize::MAX, 0));
+            if entry.0 == usize::MAX {
+                entry.0 = i;
+            }
+            entry.1 += 1;
+        }
         self.index.insert(key.clone(), i);
         self.slots.push((key, value));
         self.last.set(i);
@@ -83,12 +128,29 @@ impl<K: Ord + Clone, S> Entries<K, S> {
     fn remove(&mut self, key: &K) -> Option<S> {
         let i = self.index.remove(key)?;
         let (_, value) = self.slots.swap_remove(i);
+        if let (Some(table), Some(h)) = (&mut self.hashed, (self.hash)(key))
+            && let Some(entry) = table.get_mut(&h)
+        {
+            entry.1 -= 1;
+            if entry.1 == 0 {
+                table.remove(&h);
+            } else if entry.0 == i {
+                entry.0 = usize::MAX;
+            }
+        }
         // The last slot moved into the hole.
         let moved = self.slots.len();
-        if i < moved
-            && let Some(slot) = self.index.get_mut(&self.slots[i].0)
-        {
-            *slot = i;
+        if i < moved {
+            let moved_key = &self.slots[i].0;
+            if let Some(slot) = self.index.get_mut(moved_key) {
+                *slot = i;
+            }
+            if let (Some(table), Some(h)) = (&mut self.hashed, (self.hash)(moved_key))
+                && let Some(entry) = table.get_mut(&h)
+                && entry.0 == moved
+            {
+                entry.0 = i;
+            }
         }
         let last = self.last.get();
         if last == i {
@@ -109,6 +171,72 @@ impl<K: Ord + Clone, S> Entries<K, S> {
 
     fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+}
+
+/// The hash of a key of a type whose value is easily hashed (`String`,
+/// `Vec<u8>`, the integers), chosen by type at run time, as the stores'
+/// keys need only `Ord`; `None` for other types, whose look-ups search
+/// the ordered index.
+fn key_hash<K: 'static>(key: &K) -> Option<u64> {
+    use std::any::TypeId;
+    let any: &dyn Any = key;
+    let id = TypeId::of::<K>();
+    let h = if id == TypeId::of::<String>() {
+        hash_bytes(any.downcast_ref::<String>()?.as_bytes())
+    } else if id == TypeId::of::<Vec<u8>>() {
+        hash_bytes(any.downcast_ref::<Vec<u8>>()?)
+    } else if id == TypeId::of::<i64>() {
+        mix(*any.downcast_ref::<i64>()? as u64)
+    } else if id == TypeId::of::<i32>() {
+        mix(*any.downcast_ref::<i32>()? as u64)
+    } else if id == TypeId::of::<u64>() {
+        mix(*any.downcast_ref::<u64>()?)
+    } else {
+        return None;
+    };
+    Some(h)
+}
+
+/// A fast hash of bytes (no protection against chosen collisions, which
+/// only make look-ups search the ordered index).
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0_u8; 8];
+        word.copy_from_slice(chunk);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    let mut tail = [0_u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    mix(h)
+}
+
+/// Spreads a value's bits over the whole word (the table uses its top bits).
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x
+}
+
+/// The hasher of the hash table, whose keys are hashes already.
+#[derive(Default)]
+struct KeyHashHasher(u64);
+
+impl Hasher for KeyHashHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
@@ -444,7 +572,7 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::Entries;
+    use super::{Entries, hash_bytes, key_hash};
 
     #[derive(Debug, Clone)]
     enum Op {
@@ -461,24 +589,60 @@ mod tests {
         ]
     }
 
+    /// Runs `ops` on `entries` (keys as `key` makes them) and on a
+    /// `BTreeMap`, checking that they agree after each.
+    fn check<K: Ord + Clone + std::fmt::Debug + 'static>(
+        mut entries: Entries<K, u32>,
+        key: impl Fn(u8) -> K,
+        ops: Vec<Op>,
+    ) -> Result<(), TestCaseError> {
+        let mut model = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Insert(k, v) => {
+                    prop_assert_eq!(entries.insert(key(k), v), model.insert(key(k), v))
+                }
+                Op::Remove(k) => prop_assert_eq!(entries.remove(&key(k)), model.remove(&key(k))),
+                Op::Get(k) => prop_assert_eq!(entries.get(&key(k)), model.get(&key(k))),
+            }
+            prop_assert_eq!(entries.len(), model.len());
+            prop_assert!(entries.iter().eq(model.iter()));
+            prop_assert!(
+                entries
+                    .range(key(3)..=key(7))
+                    .rev()
+                    .eq(model.range(key(3)..=key(7)).rev())
+            );
+        }
+        for k in 0..12 {
+            prop_assert_eq!(entries.get(&key(k)), model.get(&key(k)));
+        }
+        prop_assert_eq!(format!("{entries:?}"), format!("{model:?}"));
+        Ok(())
+    }
+
     proptest! {
         /// The entries behave as a `BTreeMap` whatever the order of
-        /// inserts, removes and reads (which move the remembered slot).
+        /// inserts, removes and reads (which move the remembered slot):
+        /// keys without a hash here, hashed keys, and hashed keys whose
+        /// hashes collide (three hashes for twelve keys).
         #[test]
         fn entries_behave_as_a_btree_map(ops in proptest::collection::vec(op(), 0..200)) {
-            let mut entries = Entries::new();
-            let mut model = BTreeMap::new();
-            for op in ops {
-                match op {
-                    Op::Insert(k, v) => prop_assert_eq!(entries.insert(k, v), model.insert(k, v)),
-                    Op::Remove(k) => prop_assert_eq!(entries.remove(&k), model.remove(&k)),
-                    Op::Get(k) => prop_assert_eq!(entries.get(&k), model.get(&k)),
-                }
-                prop_assert_eq!(entries.len(), model.len());
-                prop_assert!(entries.iter().eq(model.iter()));
-                prop_assert!(entries.range(3..=7).rev().eq(model.range(3..=7).rev()));
-            }
-            prop_assert_eq!(format!("{entries:?}"), format!("{model:?}"));
+            check(Entries::new(), |k| (k, ()), ops.clone())?;
+            check(Entries::new(), |k| format!("k{k:02}"), ops.clone())?;
+            check(Entries::new(), i64::from, ops.clone())?;
+            check(Entries::with_hash(|k: &String| Some(k.len() as u64 % 3 + u64::from(k.as_bytes()[2] % 3))), |k| format!("k{k:02}"), ops)?;
         }
+    }
+
+    #[test]
+    fn common_key_types_are_hashed() {
+        assert!(key_hash(&"a".to_string()).is_some());
+        assert!(key_hash(&vec![1_u8]).is_some());
+        assert!(key_hash(&1_i64).is_some());
+        assert!(key_hash(&1_i32).is_some());
+        assert!(key_hash(&(1_u8, ())).is_none());
+        assert_ne!(hash_bytes(b"word1"), hash_bytes(b"word2"));
+        assert_ne!(hash_bytes(b""), hash_bytes(b"\0"));
     }
 }
