@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use streams_core::engine::{StreamTask, TaskMetrics};
 use streams_core::serde::Serde;
-use streams_core::{RawRecord, Record, Result, StreamsConfig, StreamsError, Topology};
+use streams_core::{Headers, RawRecord, Record, Result, StreamsConfig, StreamsError, Topology};
 
 use crate::{TestInputTopic, TestOutputTopic};
 
@@ -40,15 +40,6 @@ pub(crate) enum Payload {
 }
 
 impl Payload {
-    /// The bytes of `v`: copied inline (and `v` freed) when short, else `v`.
-    fn from_vec(v: Vec<u8>) -> Self {
-        if v.len() <= INLINE {
-            Self::from_slice(&v)
-        } else {
-            Payload::Heap(v)
-        }
-    }
-
     /// A copy of `b`.
     fn from_slice(b: &[u8]) -> Self {
         if b.len() <= INLINE {
@@ -81,38 +72,211 @@ impl std::fmt::Debug for Payload {
 }
 
 impl OutputRecord {
-    /// The record written at `offset`, its bytes moved in (or copied
-    /// inline when short).
-    fn new(offset: i64, record: RawRecord) -> Self {
+    /// A copy of a packed record.
+    fn unpack(r: &PackedRecord<'_>) -> Self {
         OutputRecord {
-            offset,
+            offset: r.offset,
             record: Record {
-                key: record.key.map(Payload::from_vec),
-                value: record.value.map(Payload::from_vec),
-                timestamp: record.timestamp,
-                headers: record.headers,
-            },
-        }
-    }
-
-    /// A copy of `record`, written at `offset`.
-    fn copy_of(offset: i64, record: &RawRecord) -> Self {
-        OutputRecord {
-            offset,
-            record: Record {
-                key: record.key.as_deref().map(Payload::from_slice),
-                value: record.value.as_deref().map(Payload::from_slice),
-                timestamp: record.timestamp,
-                headers: record.headers.clone(),
+                key: r.key.map(Payload::from_slice),
+                value: r.value.map(Payload::from_slice),
+                timestamp: r.timestamp,
+                headers: r.headers.clone(),
             },
         }
     }
 }
 
-/// The records written to one output topic and not yet read.
+/// A record of a [`Packed`] buffer, borrowed.
+#[derive(Debug)]
+pub(crate) struct PackedRecord<'a> {
+    pub(crate) offset: i64,
+    pub(crate) key: Option<&'a [u8]>,
+    pub(crate) value: Option<&'a [u8]>,
+    pub(crate) timestamp: i64,
+    pub(crate) headers: &'a Headers,
+}
+
+impl<'a> PackedRecord<'a> {
+    /// A view of an unpacked record.
+    pub(crate) fn of(r: &'a OutputRecord) -> Self {
+        PackedRecord {
+            offset: r.offset,
+            key: r.record.key.as_deref(),
+            value: r.record.value.as_deref(),
+            timestamp: r.record.timestamp,
+            headers: &r.record.headers,
+        }
+    }
+}
+
+/// No headers, for packed records without any.
+static NO_HEADERS: Headers = Headers::new();
+
+const HAS_KEY: u8 = 1;
+const HAS_VALUE: u8 = 2;
+const HAS_HEADERS: u8 = 4;
+
+/// The records written to an output topic, packed back to back in one
+/// buffer, oldest first: for each, a flags byte, the key's and the value's
+/// length (LEB128) and bytes when present, and the timestamp (8 bytes);
+/// the headers of the few records that have any are kept beside. A
+/// topic's records cost their bytes and a dozen more, and no allocation
+/// each: the driver keeps every record of every topic (repartition and
+/// changelog topics too) for a test that may read it.
+#[derive(Debug, Default)]
+pub(crate) struct Packed {
+    bytes: Vec<u8>,
+    /// Where the first unread record starts.
+    read: usize,
+    /// How many records are unread.
+    len: usize,
+    /// The headers of the unread records that have some, oldest first.
+    headers: VecDeque<Headers>,
+}
+
+impl Packed {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, record: &RawRecord) {
+        let mut flags = 0;
+        if record.key.is_some() {
+            flags |= HAS_KEY;
+        }
+        if record.value.is_some() {
+            flags |= HAS_VALUE;
+        }
+        if !record.headers.is_empty() {
+            flags |= HAS_HEADERS;
+        }
+        self.bytes.push(flags);
+        for part in [&record.key, &record.value].into_iter().flatten() {
+            let mut n = part.len();
+            while n >= 0x80 {
+                self.bytes.push((n as u8) | 0x80);
+                n >>= 7;
+            }
+            self.bytes.push(n as u8);
+            self.bytes.extend_from_slice(part);
+        }
+        self.bytes
+            .extend_from_slice(&record.timestamp.to_le_bytes());
+        if !record.headers.is_empty() {
+            self.headers.push_back(record.headers.clone());
+        }
+        self.len += 1;
+    }
+
+    /// The unread records, oldest first, the first at offset `first`.
+    pub(crate) fn iter(&self, first: i64) -> PackedIter<'_> {
+        PackedIter {
+            packed: self,
+            at: self.read,
+            offset: first,
+            headers: 0,
+        }
+    }
+
+    /// Forgets the oldest unread record.
+    pub(crate) fn pop_front(&mut self) {
+        let mut iter = self.iter(0);
+        if iter.next().is_none() {
+            return;
+        }
+        let (at, headers) = (iter.at, iter.headers);
+        self.read = at;
+        if headers > 0 {
+            self.headers.pop_front();
+        }
+        self.len -= 1;
+        if self.len == 0 {
+            self.clear();
+        } else if self.read > 4096 && self.read > self.bytes.len() / 2 {
+            // Most of the buffer was read: keep only the rest.
+            self.bytes.drain(..self.read);
+            self.read = 0;
+        }
+    }
+
+    /// Forgets every record (the buffer is kept for reuse).
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.headers.clear();
+        self.read = 0;
+        self.len = 0;
+    }
+}
+
+/// The records of a [`Packed`] buffer, oldest first.
+pub(crate) struct PackedIter<'a> {
+    packed: &'a Packed,
+    at: usize,
+    offset: i64,
+    /// How many of the packed headers were passed.
+    headers: usize,
+}
+
+impl<'a> Iterator for PackedIter<'a> {
+    type Item = PackedRecord<'a>;
+
+    fn next(&mut self) -> Option<PackedRecord<'a>> {
+        let packed = self.packed;
+        let flags = *packed.bytes.get(self.at)?;
+        self.at += 1;
+        // The slices borrow the buffer, not the iterator.
+        let mut part = |present: bool| -> Option<&'a [u8]> {
+            if !present {
+                return None;
+            }
+            let start = {
+                let (mut n, mut shift) = (0_usize, 0);
+                loop {
+                    let b = packed.bytes[self.at];
+                    self.at += 1;
+                    n |= usize::from(b & 0x7f) << shift;
+                    if b < 0x80 {
+                        break;
+                    }
+                    shift += 7;
+                }
+                let start = self.at;
+                self.at += n;
+                start
+            };
+            Some(&packed.bytes[start..self.at])
+        };
+        let key = part(flags & HAS_KEY != 0);
+        let value = part(flags & HAS_VALUE != 0);
+        let mut ts = [0_u8; 8];
+        ts.copy_from_slice(&packed.bytes[self.at..self.at + 8]);
+        self.at += 8;
+        let headers = if flags & HAS_HEADERS != 0 {
+            self.headers += 1;
+            &packed.headers[self.headers - 1]
+        } else {
+            &NO_HEADERS
+        };
+        let offset = self.offset;
+        self.offset += 1;
+        Some(PackedRecord {
+            offset,
+            key,
+            value,
+            timestamp: i64::from_le_bytes(ts),
+            headers,
+        })
+    }
+}
+
+/// The records written to one output topic and not yet read: packed as
+/// they are written, unpacked into `records` only for a reader that wants
+/// them so ([`DriverState::output_mut`]). Every record in `records` is
+/// older than every packed one.
 #[derive(Debug, Default)]
 pub(crate) struct OutputQueue {
     pub(crate) records: VecDeque<OutputRecord>,
+    pub(crate) packed: Packed,
     next_offset: i64,
 }
 
@@ -120,6 +284,33 @@ impl OutputQueue {
     /// The offset the next record written to the topic gets.
     pub(crate) fn next_offset(&self) -> i64 {
         self.next_offset
+    }
+
+    /// How many records are unread.
+    pub(crate) fn len(&self) -> usize {
+        self.records.len() + self.packed.len()
+    }
+
+    /// The offset of the oldest packed record.
+    pub(crate) fn first_packed_offset(&self) -> i64 {
+        self.next_offset - self.packed.len() as i64
+    }
+
+    /// Unpacks every packed record into `records`.
+    fn unpack(&mut self) {
+        if self.packed.len() == 0 {
+            return;
+        }
+        let first = self.first_packed_offset();
+        self.records
+            .extend(self.packed.iter(first).map(|r| OutputRecord::unpack(&r)));
+        self.packed.clear();
+    }
+
+    /// Forgets every unread record.
+    pub(crate) fn clear(&mut self) {
+        self.records.clear();
+        self.packed.clear();
     }
 }
 
@@ -172,8 +363,17 @@ impl DriverState {
         &self.task
     }
 
-    /// The records written to `topic` and not yet read, if it was ever written.
+    /// The records written to `topic` and not yet read, if it was ever
+    /// written, every one in `records`.
     pub(crate) fn output_mut(&mut self, topic: &str) -> Option<&mut OutputQueue> {
+        let queue = self.output_packed(topic)?;
+        queue.unpack();
+        Some(queue)
+    }
+
+    /// The records written to `topic` and not yet read, if it was ever
+    /// written, the newest ones still packed.
+    pub(crate) fn output_packed(&mut self, topic: &str) -> Option<&mut OutputQueue> {
         self.outputs
             .iter_mut()
             .find(|o| &*o.topic == topic)
@@ -320,30 +520,15 @@ impl DriverState {
                 _ => self.output_of_topic_number(topic),
             };
             let output = &mut self.outputs[index];
-            let offset = output.queue.next_offset;
             output.queue.next_offset += 1;
+            // The topic keeps a copy; a record fed back is read again.
+            output.queue.packed.push(&record);
             let feed_back = output.feed_back;
-            let record = match feed_back {
-                FeedBack::None => {
-                    output
-                        .queue
-                        .records
-                        .push_back(OutputRecord::new(offset, record));
-                    continue;
-                }
-                // The topic keeps a copy; the record itself is read again.
-                FeedBack::Stream(_) | FeedBack::Global => {
-                    output
-                        .queue
-                        .records
-                        .push_back(OutputRecord::copy_of(offset, &record));
-                    record
-                }
-            };
             match feed_back {
+                FeedBack::None => {}
                 FeedBack::Stream(queue) => self.enqueue(queue, record),
                 // Every output is captured; the first failure is reported.
-                _ => {
+                FeedBack::Global => {
                     let topic = self.outputs[index].topic.clone();
                     if let Err(e) = self.process_global(&topic, record)
                         && first_error.is_none()
@@ -704,5 +889,95 @@ impl Drop for TopologyTestDriver {
             // end here; errors cannot be reported from drop.
             let _ = state.task.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use streams_core::{Headers, RawRecord};
+
+    use super::{OutputQueue, PackedRecord};
+
+    /// Records of every shape: null and empty keys and values, lengths
+    /// across the one- and two-byte length encodings, headers on some.
+    fn records() -> Vec<RawRecord> {
+        let mut state = 7_u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        (0..600)
+            .map(|i| {
+                let bytes = |tag: u8, pick: u64| {
+                    let len = [0, 1, 15, 16, 127, 128, 300, 20_000][pick as usize];
+                    (0..len).map(|j| tag ^ (j as u8)).collect::<Vec<u8>>()
+                };
+                let (has_key, key_len) = (next(5) != 0, next(8));
+                let (has_value, value_len) = (next(5) != 0, next(8));
+                let key = has_key.then(|| bytes(1, key_len));
+                let value = has_value.then(|| bytes(2, value_len));
+                let mut record = RawRecord::new(key, value, i as i64 * 3 - 5);
+                if next(4) == 0 {
+                    record.headers = Headers::new().with("h", vec![i as u8]).with("h", "x");
+                }
+                record
+            })
+            .collect()
+    }
+
+    fn same(view: &PackedRecord<'_>, offset: i64, r: &RawRecord) -> bool {
+        view.offset == offset
+            && view.key == r.key.as_deref()
+            && view.value == r.value.as_deref()
+            && view.timestamp == r.timestamp
+            && *view.headers == r.headers
+    }
+
+    #[test]
+    fn packed_records_read_back_as_written() {
+        let records = records();
+        let mut queue = OutputQueue::default();
+        for r in &records {
+            queue.next_offset += 1;
+            queue.packed.push(r);
+        }
+        assert_eq!(queue.len(), records.len());
+        let all: Vec<_> = queue.packed.iter(queue.first_packed_offset()).collect();
+        assert_eq!(all.len(), records.len());
+        for (i, (view, r)) in all.iter().zip(&records).enumerate() {
+            assert!(same(view, i as i64, r), "record {i}");
+        }
+        // Read one by one (the buffer is compacted on the way), with more
+        // written in between.
+        for (i, r) in records.iter().enumerate() {
+            let front = queue.packed.iter(queue.first_packed_offset()).next();
+            assert!(front.is_some_and(|v| same(&v, i as i64, r)), "record {i}");
+            queue.packed.pop_front();
+            if i % 3 == 0 {
+                queue.next_offset += 1;
+                queue.packed.push(r);
+            }
+        }
+        let rest: Vec<_> = records.iter().step_by(3).collect();
+        assert_eq!(queue.len(), rest.len());
+        let first = queue.first_packed_offset();
+        assert_eq!(first, records.len() as i64);
+        for (i, (view, r)) in queue.packed.iter(first).zip(&rest).enumerate() {
+            assert!(same(&view, first + i as i64, r), "rewritten record {i}");
+        }
+        // Unpacked (as the fluent reader sees them): the same records.
+        queue.unpack();
+        assert_eq!(queue.packed.len(), 0);
+        for (i, (out, r)) in queue.records.iter().zip(&rest).enumerate() {
+            assert!(
+                same(&PackedRecord::of(out), first + i as i64, r),
+                "unpacked {i}"
+            );
+        }
+        queue.clear();
+        assert_eq!(queue.len(), 0);
+        assert_eq!(queue.packed.iter(0).count(), 0);
     }
 }

@@ -6,7 +6,7 @@ use std::hash::Hash;
 use streams_core::serde::SerdeRef;
 use streams_core::{RecordPart, Result, StreamsError};
 
-use crate::driver::OutputRecord;
+use crate::driver::{OutputRecord, PackedRecord};
 use crate::{KeyValue, TestRecord, TopologyTestDriver};
 
 /// Kafka's `RecordBatch.NO_TIMESTAMP`: a record produced without a timestamp.
@@ -88,7 +88,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// How many records are waiting to be read.
     pub fn queue_size(&self) -> usize {
         self.driver
-            .with_state(|s| Ok(s.output_mut(&self.topic).map_or(0, |q| q.records.len())))
+            .with_state(|s| Ok(s.output_packed(&self.topic).map_or(0, |q| q.len())))
             .unwrap_or(0)
     }
 
@@ -97,44 +97,55 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
         self.queue_size() == 0
     }
 
-    fn decode(&self, out: &OutputRecord) -> Result<TestRecord<K, V>> {
-        decode_record(&self.topic, &self.key_serde, &self.value_serde, out)
+    fn decode(&self, out: &PackedRecord<'_>) -> Result<TestRecord<K, V>> {
+        decode_view(&self.topic, &self.key_serde, &self.value_serde, out)
     }
 
     /// Decodes the next record and removes it only if that worked.
     fn next(&self) -> Result<Read<TestRecord<K, V>>> {
         self.driver.with_state(|s| {
-            let known = s.produced_topic_names().contains(&self.topic);
-            let sinks = s.sink_topics();
-            match s.output_mut(&self.topic) {
-                Some(q) => match q.records.front() {
+            if let Some(q) = s.output_packed(&self.topic) {
+                // Unpacked records (left by the fluent reader) come first.
+                if let Some(front) = q.records.front() {
+                    let decoded = self.decode(&PackedRecord::of(front))?;
+                    q.records.pop_front();
+                    return Ok(Read::Got(decoded));
+                }
+                let first = q.first_packed_offset();
+                return match q.packed.iter(first).next() {
                     Some(front) => {
-                        let decoded = self.decode(front)?;
-                        q.records.pop_front();
+                        let decoded = self.decode(&front)?;
+                        q.packed.pop_front();
                         Ok(Read::Got(decoded))
                     }
                     None => Ok(Read::Empty),
-                },
-                None if known => Ok(Read::Empty),
-                None => Ok(Read::Uninitialized(sinks)),
+                };
+            }
+            if s.produced_topic_names().contains(&self.topic) {
+                Ok(Read::Empty)
+            } else {
+                Ok(Read::Uninitialized(s.sink_topics()))
             }
         })
     }
 
     /// Decodes every waiting record into `T` and removes them only if all worked.
     fn all_as<T>(&self, f: impl Fn(TestRecord<K, V>) -> T) -> Result<Vec<T>> {
-        self.driver.with_state(|s| match s.output_mut(&self.topic) {
-            Some(q) => {
-                let decoded = q
-                    .records
-                    .iter()
-                    .map(|r| self.decode(r).map(&f))
-                    .collect::<Result<Vec<_>>>()?;
-                q.records.clear();
-                Ok(decoded)
-            }
-            None => Ok(Vec::new()),
-        })
+        self.driver
+            .with_state(|s| match s.output_packed(&self.topic) {
+                Some(q) => {
+                    let mut decoded = Vec::with_capacity(q.len());
+                    for r in &q.records {
+                        decoded.push(f(self.decode(&PackedRecord::of(r))?));
+                    }
+                    for r in q.packed.iter(q.first_packed_offset()) {
+                        decoded.push(f(self.decode(&r)?));
+                    }
+                    q.clear();
+                    Ok(decoded)
+                }
+                None => Ok(Vec::new()),
+            })
     }
 
     #[track_caller]
@@ -315,6 +326,16 @@ pub(crate) fn decode_record<K: 'static, V: 'static>(
     value_serde: &SerdeRef<V>,
     out: &OutputRecord,
 ) -> Result<TestRecord<K, V>> {
+    decode_view(topic, key_serde, value_serde, &PackedRecord::of(out))
+}
+
+/// As [`decode_record`], for a record packed or not.
+fn decode_view<K: 'static, V: 'static>(
+    topic: &str,
+    key_serde: &SerdeRef<K>,
+    value_serde: &SerdeRef<V>,
+    out: &PackedRecord<'_>,
+) -> Result<TestRecord<K, V>> {
     let err = |part, reason| StreamsError::Deserialization {
         topic: topic.to_owned(),
         partition: 0,
@@ -322,7 +343,7 @@ pub(crate) fn decode_record<K: 'static, V: 'static>(
         part,
         reason,
     };
-    let key = match &out.record.key {
+    let key = match out.key {
         Some(b) => Some(
             key_serde
                 .deserialize(topic, b)
@@ -330,7 +351,7 @@ pub(crate) fn decode_record<K: 'static, V: 'static>(
         ),
         None => None,
     };
-    let value = match &out.record.value {
+    let value = match out.value {
         Some(b) => Some(
             value_serde
                 .deserialize(topic, b)
@@ -343,7 +364,7 @@ pub(crate) fn decode_record<K: 'static, V: 'static>(
         value,
         // Kafka's `NO_TIMESTAMP`: a record written without one (the
         // suppression buffer's changelog) reads as none, as in Kafka.
-        timestamp: (out.record.timestamp != NO_TIMESTAMP).then_some(out.record.timestamp),
-        headers: out.record.headers.clone(),
+        timestamp: (out.timestamp != NO_TIMESTAMP).then_some(out.timestamp),
+        headers: out.headers.clone(),
     })
 }
