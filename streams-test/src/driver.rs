@@ -16,7 +16,8 @@ use crate::{TestInputTopic, TestOutputTopic};
 /// run of a test the same.)
 pub const DEFAULT_START_MS: i64 = 0;
 
-/// A record on an output topic, with the offset it was written at.
+/// A record on an output topic, with the offset it was written at,
+/// unpacked (see [`Packed`]) for a reader that wants records so.
 #[derive(Debug, Clone)]
 pub(crate) struct OutputRecord {
     pub(crate) offset: i64,
@@ -29,10 +30,10 @@ pub(crate) struct OutputRecord {
 const INLINE: usize = 15;
 const _: () = assert!(std::mem::size_of::<Option<Payload>>() == std::mem::size_of::<Vec<u8>>());
 
-/// The serialized key or value of a record kept on an output topic:
-/// short ones (most keys, numbers, short strings) inline, so that keeping
-/// every record a test may read costs no allocation per record; longer
-/// ones in their own buffer. Reads as a byte slice.
+/// The serialized key or value of an unpacked output record: short ones
+/// (most keys, numbers, short strings) inline, so that unpacking costs no
+/// allocation for them; longer ones in their own buffer. Reads as a byte
+/// slice.
 #[derive(Clone)]
 pub(crate) enum Payload {
     Inline { len: u8, bytes: [u8; INLINE] },

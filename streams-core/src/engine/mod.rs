@@ -338,12 +338,11 @@ impl TaskState {
                 "store `{name}` is already borrowed; drop the previous handle to it first"
             ))
         })?;
-        let actual = guard.kind();
-        RefMut::filter_map(guard, |s| s.as_any_mut().downcast_mut::<S>()).map_err(|_| {
+        RefMut::filter_map(guard, |s| s.as_any_mut().downcast_mut::<S>()).map_err(|guard| {
             StreamsError::WrongStoreType {
                 store: name.to_owned(),
                 expected: expected(),
-                actual,
+                actual: guard.kind(),
             }
         })
     }
