@@ -79,7 +79,8 @@ pub(crate) fn caching_configured(config: &StreamsConfig) -> bool {
 }
 
 /// One key's pending update.
-struct Entry<V> {
+struct Entry<CK, V> {
+    key: CK,
     /// The order of its latest write.
     seq: u64,
     /// The store's value before the first write since the last flush.
@@ -92,10 +93,17 @@ struct Entry<V> {
     metadata: Option<RecordMetadata>,
 }
 
+/// Past this many pending keys, a key is found through an index rather
+/// than by scanning them (one input record rarely changes more).
+const SCAN_LIMIT: usize = 16;
+
 /// The pending updates of one store, Kafka's `NamedCache` dirty entries.
+/// They live in a vector kept between flushes (one input record usually
+/// changes a key or two, so nothing is allocated per record), found by a
+/// scan, or through an index when there are many.
 pub(crate) struct RecordCache<CK, V> {
-    entries: BTreeMap<CK, Entry<V>>,
-    order: BTreeMap<u64, CK>,
+    entries: Vec<Entry<CK, V>>,
+    index: Option<BTreeMap<CK, usize>>,
     seq: u64,
 }
 
@@ -113,9 +121,16 @@ pub(crate) type Flushed<CK, V> = (
 impl<CK: Ord + Clone, V> RecordCache<CK, V> {
     fn new() -> Self {
         RecordCache {
-            entries: BTreeMap::new(),
-            order: BTreeMap::new(),
+            entries: Vec::new(),
+            index: None,
             seq: 0,
+        }
+    }
+
+    fn position(&self, key: &CK) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|e| e.key == *key),
         }
     }
 
@@ -132,43 +147,53 @@ impl<CK: Ord + Clone, V> RecordCache<CK, V> {
     ) {
         self.seq += 1;
         let seq = self.seq;
-        match self.entries.get_mut(&key) {
-            Some(entry) => {
-                self.order.remove(&entry.seq);
-                entry.seq = seq;
-                entry.latest = latest;
-                entry.timestamp = timestamp;
-                entry.headers = headers.clone();
-                entry.metadata = metadata;
-            }
-            None => {
-                self.entries.insert(
-                    key.clone(),
-                    Entry {
-                        seq,
-                        before,
-                        latest,
-                        timestamp,
-                        headers: headers.clone(),
-                        metadata,
-                    },
-                );
-            }
+        if let Some(i) = self.position(&key) {
+            let entry = &mut self.entries[i];
+            entry.seq = seq;
+            entry.latest = latest;
+            entry.timestamp = timestamp;
+            entry.headers = headers.clone();
+            entry.metadata = metadata;
+            return;
         }
-        self.order.insert(seq, key);
+        if self.index.is_none() && self.entries.len() >= SCAN_LIMIT {
+            let index = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.key.clone(), i))
+                .collect();
+            self.index = Some(index);
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), self.entries.len());
+        }
+        self.entries.push(Entry {
+            key,
+            seq,
+            before,
+            latest,
+            timestamp,
+            headers: headers.clone(),
+            metadata,
+        });
     }
 
-    /// Takes the pending updates, in the order of their latest write.
-    pub(crate) fn drain(&mut self) -> Vec<Flushed<CK, V>> {
-        let order = std::mem::take(&mut self.order);
-        let mut entries = std::mem::take(&mut self.entries);
-        order
-            .into_values()
-            .filter_map(|key| {
-                let e = entries.remove(&key)?;
-                Some((key, e.before, e.latest, e.timestamp, e.headers, e.metadata))
-            })
-            .collect()
+    /// Moves the pending updates into `out`, in the order of their latest
+    /// write.
+    pub(crate) fn drain_into(&mut self, out: &mut Vec<Flushed<CK, V>>) {
+        self.index = None;
+        self.entries.sort_by_key(|e| e.seq);
+        out.extend(self.entries.drain(..).map(|e| {
+            (
+                e.key,
+                e.before,
+                e.latest,
+                e.timestamp,
+                e.headers,
+                e.metadata,
+            )
+        }));
     }
 }
 
@@ -216,9 +241,12 @@ where
     }
     let cache: Rc<RefCell<RecordCache<CK, V>>> = Rc::new(RefCell::new(RecordCache::new()));
     let flushed = cache.clone();
+    let scratch: RefCell<Vec<Flushed<CK, V>>> = RefCell::new(Vec::new());
     ctx.on_commit(store, move |ctx| {
-        let pending = flushed.borrow_mut().drain();
-        for (key, before, latest, timestamp, headers, metadata) in pending {
+        // The buffer of flushed updates is kept between commits.
+        let mut pending = std::mem::take(&mut *scratch.borrow_mut());
+        flushed.borrow_mut().drain_into(&mut pending);
+        for (key, before, latest, timestamp, headers, metadata) in pending.drain(..) {
             if before.is_none() && latest.is_none() {
                 continue;
             }
@@ -237,6 +265,7 @@ where
                 ctx.forward(record)
             })?;
         }
+        *scratch.borrow_mut() = pending;
         Ok(())
     })?;
     Ok(CacheSlot(Some(cache)))
@@ -316,4 +345,43 @@ where
         timestamp,
         headers: record.headers.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(cache: &mut RecordCache<u32, u32>) -> Vec<(u32, Option<u32>, Option<u32>)> {
+        let mut out = Vec::new();
+        cache.drain_into(&mut out);
+        out.into_iter()
+            .map(|(k, before, latest, ..)| (k, before, latest.map(|(v, _)| v)))
+            .collect()
+    }
+
+    /// Keys come out in the order of their latest write, each once, with
+    /// the value before the first write and the latest one; past
+    /// `SCAN_LIMIT` keys the index finds them the same way.
+    #[test]
+    fn flushes_each_key_once_in_the_order_of_its_latest_write() {
+        for n in [3_u32, 40] {
+            let mut cache = RecordCache::new();
+            let h = Headers::new();
+            for k in 0..n {
+                cache.update(k, Some(k), Some((k + 1, 0)), 0, &h, None);
+            }
+            // Key 1 is written again (last), and deleted after that.
+            cache.update(1, Some(99), Some((7, 0)), 0, &h, None);
+            cache.update(1, Some(98), None, 0, &h, None);
+            let mut expected: Vec<_> = (0..n)
+                .filter(|&k| k != 1)
+                .map(|k| (k, Some(k), Some(k + 1)))
+                .collect();
+            expected.push((1, Some(1), None));
+            assert_eq!(keys(&mut cache), expected);
+            assert_eq!(keys(&mut cache), []);
+            cache.update(5, None, Some((1, 0)), 0, &h, None);
+            assert_eq!(keys(&mut cache), [(5, None, Some(1))]);
+        }
+    }
 }
