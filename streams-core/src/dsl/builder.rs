@@ -117,6 +117,35 @@ impl StreamsBuilder {
 
     /// A stream of the records of `topics` (one name, several, or
     /// [`Topics::pattern`]) with the default serdes for `K` and `V`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Consumed, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>(["en", "nl"]).to("greetings");
+    /// builder
+    ///     .stream_with("prices", Consumed::with(StringSerde, I64Serde))
+    ///     .filter(|_, price| *price > 10)
+    ///     .to("high-prices");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let en = driver.create_input_topic("en", StringSerde, StringSerde);
+    /// let nl = driver.create_input_topic("nl", StringSerde, StringSerde);
+    /// let prices = driver.create_input_topic("prices", StringSerde, I64Serde);
+    /// let greetings = driver.create_output_topic("greetings", StringSerde, StringSerde);
+    /// let high = driver.create_output_topic("high-prices", StringSerde, I64Serde);
+    /// en.pipe_key_value("1", "hello");
+    /// nl.pipe_key_value("2", "hallo");
+    /// prices.pipe_key_value("pen", 5);
+    /// prices.pipe_key_value("ink", 12);
+    /// assert_eq!(
+    ///     greetings.read_key_values_to_list(),
+    ///     [KeyValue::pair("1", "hello"), KeyValue::pair("2", "hallo")]
+    /// );
+    /// assert_eq!(high.read_key_values_to_list(), [KeyValue::pair("ink", 12)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream<K: Clone + 'static, V: Clone + 'static>(
         &self,
         topics: impl Into<Topics>,
@@ -145,6 +174,38 @@ impl StreamsBuilder {
     /// A table of the records of `topic`: the latest value per key, where
     /// a tombstone deletes, Kafka's `table`. It gets a store only when an
     /// operator needs one; name one with [`StreamsBuilder::table_with`].
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::{Consumed, Materialized, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.table::<String, String>("users").to_stream().to("user-updates");
+    /// builder.table_with::<String, String>("emails", Materialized::as_("emails"));
+    /// builder.table_consumed("phones", Consumed::with(StringSerde, StringSerde), Materialized::as_("phones"));
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let users = driver.create_input_topic("users", StringSerde, StringSerde);
+    /// let emails = driver.create_input_topic("emails", StringSerde, StringSerde);
+    /// let phones = driver.create_input_topic("phones", StringSerde, StringSerde);
+    /// let updates = driver.create_output_topic("user-updates", StringSerde, StringSerde);
+    /// users.pipe_key_value("1", "Ann");
+    /// users.pipe_key_value("1", "Anna");
+    /// users.pipe_tombstone("1");
+    /// assert_eq!(
+    ///     updates.read_key_values_to_list(),
+    ///     [KeyValue::pair("1", "Ann"), KeyValue::pair("1", "Anna"), KeyValue::tombstone("1")]
+    /// );
+    /// emails.pipe_key_value("1", "ann@example.com");
+    /// emails.pipe_key_value("2", "bob@example.com");
+    /// emails.pipe_tombstone("2"); // deletes the row
+    /// phones.pipe_key_value("1", "555-0100");
+    /// let emails = driver.timestamped_key_value_store::<String, String>("emails")?;
+    /// assert_eq!(emails.to_map(), [("1".to_string(), "ann@example.com".to_string())].into());
+    /// let phones = driver.timestamped_key_value_store::<String, String>("phones")?;
+    /// assert_eq!(phones.get(&"1".to_string()).map(|v| v.value), Some("555-0100".to_string()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn table<K: Ord + Clone + 'static, V: Clone + 'static>(&self, topic: &str) -> KTable<K, V> {
         self.table_consumed(topic, Consumed::default(), Materialized::default())
     }
@@ -196,6 +257,31 @@ impl StreamsBuilder {
     /// the topic goes into a store that every processor can read, at
     /// once, whatever the stream time (see [`GlobalKTable`]). The store is
     /// named `<topic>-STATE-STORE-<n>`.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::{Consumed, Materialized, StreamsBuilder};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let rates = builder.global_table::<String, String>("rates");
+    /// assert_eq!(rates.store_name(), "rates-STATE-STORE-0000000000");
+    /// builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
+    /// builder.global_table_consumed("cities", Consumed::with(StringSerde, StringSerde), Materialized::as_("cities"));
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let countries = driver.create_input_topic("countries", StringSerde, StringSerde);
+    /// countries.pipe_key_value("NL", "Netherlands");
+    /// countries.pipe_key_value("FR", "France");
+    /// countries.pipe_tombstone("FR");
+    /// driver.create_input_topic("cities", StringSerde, StringSerde).pipe_key_value("AMS", "Amsterdam");
+    /// let countries = driver.timestamped_key_value_store::<String, String>("countries")?;
+    /// assert_eq!(countries.to_map(), [("NL".to_string(), "Netherlands".to_string())].into());
+    /// let cities = driver.timestamped_key_value_store::<String, String>("cities")?;
+    /// assert_eq!(cities.get(&"AMS".to_string()).map(|v| v.value), Some("Amsterdam".to_string()));
+    /// // Their records do not move stream time (no stream record yet).
+    /// assert_eq!(driver.stream_time(), -1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         topic: &str,

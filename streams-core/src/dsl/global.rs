@@ -54,6 +54,10 @@ use crate::topology::GlobalStoreParts;
 /// of its topic fill the store at once, do not move stream time and
 /// produce no join results; a tombstone deletes the row. See
 /// [the DSL's join section](crate::dsl#joins).
+///
+/// See the examples of
+/// [`StreamsBuilder::global_table`](crate::dsl::StreamsBuilder::global_table)
+/// and [`KStream::join_global`](crate::dsl::KStream::join_global).
 pub struct GlobalKTable<K, V> {
     store: String,
     queryable: bool,
@@ -217,6 +221,36 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// is dropped (the first two are counted as dropped records); updates
     /// of the table produce nothing. The node is `KSTREAM-LEFTJOIN-<n>`,
     /// as in Kafka.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let products = builder.global_table::<String, String>("products");
+    /// let orders = builder.stream::<String, String>("orders"); // order id -> product id
+    /// orders.clone().join_global(&products, |_, id| id.clone(), |_, name| name.clone()).to("named");
+    /// orders
+    ///     .left_join_global(&products, |_, id| id.clone(), |id, name| {
+    ///         name.cloned().unwrap_or(format!("#{id}"))
+    ///     })
+    ///     .to("all-named");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let products_in = driver.create_input_topic("products", StringSerde, StringSerde);
+    /// let orders_in = driver.create_input_topic("orders", StringSerde, StringSerde);
+    /// let named = driver.create_output_topic("named", StringSerde, StringSerde);
+    /// let all_named = driver.create_output_topic("all-named", StringSerde, StringSerde);
+    /// products_in.pipe_key_value("p1", "pen");
+    /// orders_in.pipe_key_value("o1", "p1");
+    /// orders_in.pipe_key_value("o2", "p2"); // no such product
+    /// assert_eq!(named.read_key_values_to_list(), [KeyValue::pair("o1", "pen")]);
+    /// assert_eq!(
+    ///     all_named.read_key_values_to_list(),
+    ///     [KeyValue::pair("o1", "pen"), KeyValue::pair("o2", "#p2")]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn join_global<KG, VG, VR, KO>(
         self,
         table: &GlobalKTable<KG, VG>,
@@ -237,6 +271,9 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// joined with `None`, Kafka's `leftJoin(GlobalKTable, ..)`. A record
     /// with a key whose selector gives `None` is dropped; a record without
     /// a key is joined even then (with `None`).
+    ///
+    /// The example of [`KStream::join_global`](crate::dsl::KStream::join_global)
+    /// shows this join too.
     pub fn left_join_global<KG, VG, VR, KO>(
         self,
         table: &GlobalKTable<KG, VG>,

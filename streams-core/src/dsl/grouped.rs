@@ -50,6 +50,26 @@ impl<K, V> fmt::Debug for KGroupedStream<K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Groups the records by their key, Kafka's `groupByKey`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("clicks").group_by_key().count().to_stream().to("clicks-per-user");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("clicks-per-user", StringSerde, I64Serde);
+    /// clicks.pipe_key_value("ann", "home");
+    /// clicks.pipe_key_value("bob", "home");
+    /// clicks.pipe_key_value("ann", "cart");
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [KeyValue::pair("ann", 1), KeyValue::pair("bob", 1), KeyValue::pair("ann", 2)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn group_by_key(self) -> KGroupedStream<K, V> {
         self.group_by_key_with(Grouped::default())
     }
@@ -67,6 +87,38 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Groups the records by a new key, Kafka's `groupBy`: a `select_key`
     /// node (named after `grouped`, if named) and then a repartition.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("text")
+    ///     .flat_map_values(|line| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+    ///     .group_by(|_, word| word.clone())
+    ///     .count()
+    ///     .to_stream()
+    ///     .to("word-counts");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let text = driver.create_input_topic("text", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("word-counts", StringSerde, I64Serde);
+    /// text.pipe_value("to be or not to be");
+    /// // Each word goes through the repartition topic as a record of its own.
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("to", 1),
+    ///         KeyValue::pair("be", 1),
+    ///         KeyValue::pair("or", 1),
+    ///         KeyValue::pair("not", 1),
+    ///         KeyValue::pair("to", 2),
+    ///         KeyValue::pair("be", 2),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn group_by<KR: Ord + Clone + 'static>(
         self,
         selector: impl Fn(Option<&K>, &V) -> KR + 'static,
@@ -167,6 +219,29 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
 
     /// Counts the records per key, Kafka's `count`. Records with a null
     /// key or value are dropped and counted.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by(|_, page| page.clone())
+    ///     .count_with(Materialized::as_("clicks-per-page"))
+    ///     .to_stream()
+    ///     .to("page-counts");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("page-counts", StringSerde, I64Serde);
+    /// clicks.pipe_key_value("ann", "home");
+    /// clicks.pipe_key_value("bob", "home");
+    /// assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("home", 1), KeyValue::pair("home", 2)]);
+    /// let store = driver.timestamped_key_value_store::<String, i64>("clicks-per-page")?;
+    /// assert_eq!(store.get(&"home".to_string()).map(|v| v.value), Some(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn count(self) -> KTable<K, i64> {
         self.count_with(Materialized::default())
     }
@@ -189,6 +264,30 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
 
     /// Combines the values per key, Kafka's `reduce`: the first value is
     /// the aggregate, then `reducer(aggregate, value)`.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("visits")
+    ///     .group_by_key()
+    ///     .reduce(|path, page| format!("{path} > {page}"))
+    ///     .to_stream()
+    ///     .to("paths");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let visits = driver.create_input_topic("visits", StringSerde, StringSerde);
+    /// let paths = driver.create_output_topic("paths", StringSerde, StringSerde);
+    /// visits.pipe_key_value("ann", "home");
+    /// visits.pipe_key_value("ann", "cart");
+    /// assert_eq!(
+    ///     paths.read_key_values_to_list(),
+    ///     [KeyValue::pair("ann", "home"), KeyValue::pair("ann", "home > cart")]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<K, V> {
         self.reduce_with(reducer, Materialized::default())
     }
@@ -225,6 +324,27 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
 
     /// Aggregates the values per key, Kafka's `aggregate`: the first value
     /// of a key is added to `initializer()`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("messages")
+    ///     .group_by_key()
+    ///     .aggregate(|| 0_i64, |_, text: &String, chars| chars + text.len() as i64)
+    ///     .to_stream()
+    ///     .to("chars-per-user");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let messages = driver.create_input_topic("messages", StringSerde, StringSerde);
+    /// let chars = driver.create_output_topic("chars-per-user", StringSerde, I64Serde);
+    /// messages.pipe_key_value("ann", "hi");
+    /// messages.pipe_key_value("ann", "bye");
+    /// assert_eq!(chars.read_key_values_to_list(), [KeyValue::pair("ann", 2), KeyValue::pair("ann", 5)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,
@@ -445,6 +565,36 @@ impl<K, V> fmt::Debug for KGroupedTable<K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Re-keys the table for an aggregation, Kafka's `KTable.groupBy`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, String>("user-regions")
+    ///     .group_by(|user, region| (region.clone(), user.clone()))
+    ///     .count()
+    ///     .to_stream()
+    ///     .to("users-per-region");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let regions = driver.create_input_topic("user-regions", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("users-per-region", StringSerde, I64Serde);
+    /// regions.pipe_key_value("ann", "EU");
+    /// regions.pipe_key_value("bob", "EU");
+    /// regions.pipe_key_value("ann", "US"); // leaves EU, joins US
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("EU", 1),
+    ///         KeyValue::pair("EU", 2),
+    ///         KeyValue::pair("EU", 1),
+    ///         KeyValue::pair("US", 1),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn group_by<KR: Ord + Clone + 'static, VR: Clone + 'static>(
         self,
         selector: impl Fn(&K, &V) -> (KR, VR) + 'static,
@@ -577,6 +727,33 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     }
 
     /// Counts the rows per key, Kafka's `KGroupedTable.count`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, String>("user-regions")
+    ///     .group_by(|user, region| (region.clone(), user.clone()))
+    ///     .count_with(Materialized::as_("region-counts"))
+    ///     .to_stream()
+    ///     .to("users-per-region");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let regions = driver.create_input_topic("user-regions", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("users-per-region", StringSerde, I64Serde);
+    /// regions.pipe_key_value("ann", "EU");
+    /// regions.pipe_key_value("bob", "EU");
+    /// regions.pipe_tombstone("bob"); // a deleted row is subtracted
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [KeyValue::pair("EU", 1), KeyValue::pair("EU", 2), KeyValue::pair("EU", 1)]
+    /// );
+    /// let store = driver.timestamped_key_value_store::<String, i64>("region-counts")?;
+    /// assert_eq!(store.get(&"EU".to_string()).map(|v| v.value), Some(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn count(self) -> KTable<K, i64> {
         self.count_with(Materialized::default())
     }
@@ -598,6 +775,31 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
 
     /// Combines the rows per key: `adder(aggregate, new)` for each added
     /// row and `subtractor(aggregate, old)` for each removed one.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, i64>("balances") // "region/user" -> balance
+    ///     .group_by(|key, balance| (key.split('/').next().unwrap().to_owned(), *balance))
+    ///     .reduce(|total, added| total + added, |total, removed| total - removed)
+    ///     .to_stream()
+    ///     .to("region-totals");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let balances = driver.create_input_topic("balances", StringSerde, I64Serde);
+    /// let totals = driver.create_output_topic("region-totals", StringSerde, I64Serde);
+    /// balances.pipe_key_value("EU/ann", 10);
+    /// balances.pipe_key_value("EU/bob", 5);
+    /// balances.pipe_key_value("EU/ann", 7); // subtracts 10, adds 7: one update
+    /// assert_eq!(
+    ///     totals.read_key_values_to_list(),
+    ///     [KeyValue::pair("EU", 10), KeyValue::pair("EU", 15), KeyValue::pair("EU", 12)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce(
         self,
         adder: impl Fn(&V, &V) -> V + 'static,
@@ -634,6 +836,42 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
 
     /// Aggregates the rows per key with an adder and a subtractor, Kafka's
     /// `KGroupedTable.aggregate`.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, String>("user-regions")
+    ///     .group_by(|user, region| (region.clone(), user.clone()))
+    ///     .aggregate(
+    ///         String::new,
+    ///         |_, user, users| if users.is_empty() { user.clone() } else { format!("{users},{user}") },
+    ///         |_, user, users| {
+    ///             users.split(',').filter(|u| *u != user.as_str()).collect::<Vec<_>>().join(",")
+    ///         },
+    ///     )
+    ///     .to_stream()
+    ///     .to("region-users");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let regions = driver.create_input_topic("user-regions", StringSerde, StringSerde);
+    /// let users = driver.create_output_topic("region-users", StringSerde, StringSerde);
+    /// regions.pipe_key_value("ann", "EU");
+    /// regions.pipe_key_value("bob", "EU");
+    /// regions.pipe_key_value("ann", "US");
+    /// assert_eq!(
+    ///     users.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("EU", "ann"),
+    ///         KeyValue::pair("EU", "ann,bob"),
+    ///         KeyValue::pair("EU", "bob"),
+    ///         KeyValue::pair("US", "ann"),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,

@@ -215,6 +215,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// dropped; table updates produce nothing. A stream whose key changed
     /// goes through a repartition topic first. See
     /// [the DSL's join section](crate::dsl#joins).
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let users = builder.table::<String, String>("users"); // user -> name
+    /// let clicks = builder.stream::<String, String>("clicks"); // user -> page
+    /// clicks.clone().join(&users, |page, name| format!("{name}: {page}")).to("named-clicks");
+    /// clicks
+    ///     .left_join(&users, |page, name| format!("{}: {page}", name.map_or("?", String::as_str)))
+    ///     .to("all-clicks");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let users_in = driver.create_input_topic("users", StringSerde, StringSerde);
+    /// let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let named = driver.create_output_topic("named-clicks", StringSerde, StringSerde);
+    /// let all = driver.create_output_topic("all-clicks", StringSerde, StringSerde);
+    /// clicks_in.pipe_key_value("u1", "home"); // no row yet
+    /// users_in.pipe_key_value("u1", "Ann"); // a table update: no result
+    /// clicks_in.pipe_key_value("u1", "cart");
+    /// assert_eq!(named.read_key_values_to_list(), [KeyValue::pair("u1", "Ann: cart")]);
+    /// assert_eq!(
+    ///     all.read_key_values_to_list(),
+    ///     [KeyValue::pair("u1", "?: home"), KeyValue::pair("u1", "Ann: cart")]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn join<VT: 'static, VR: Clone + 'static>(
         self,
         table: &KTable<K, VT>,
@@ -238,6 +266,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// with `None` when there is none (or the record has no key), Kafka's
     /// `leftJoin(KTable, ValueJoiner)`. Records without a value are
     /// dropped and counted.
+    ///
+    /// The example of [`KStream::join`](crate::dsl::KStream::join) shows this join too.
     pub fn left_join<VT: 'static, VR: Clone + 'static>(
         self,
         table: &KTable<K, VT>,
@@ -413,6 +443,47 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// either side with the other side present gives the joined row (a
     /// delete gives a tombstone, even with no earlier result). See
     /// [the DSL's join section](crate::dsl#joins).
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let names = builder.table::<String, String>("names");
+    /// let emails = builder.table::<String, String>("emails");
+    /// let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
+    /// names.clone().join(&emails, |n, e| format!("{n}/{e}")).to_stream().to("inner");
+    /// names.clone().left_join(&emails, move |n, e| format!("{n}/{}", show(e))).to_stream().to("left");
+    /// names.outer_join(&emails, move |n, e| format!("{}/{}", show(n), show(e))).to_stream().to("outer");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let names_in = driver.create_input_topic("names", StringSerde, StringSerde);
+    /// let emails_in = driver.create_input_topic("emails", StringSerde, StringSerde);
+    /// let read = |topic| driver.create_output_topic(topic, StringSerde, StringSerde);
+    /// let (inner, left, outer) = (read("inner"), read("left"), read("outer"));
+    /// emails_in.pipe_key_value("1", "a@x");
+    /// names_in.pipe_key_value("1", "Ann");
+    /// names_in.pipe_tombstone("1");
+    /// emails_in.pipe_tombstone("1");
+    /// assert_eq!(
+    ///     inner.read_key_values_to_list(),
+    ///     [KeyValue::pair("1", "Ann/a@x"), KeyValue::tombstone("1")]
+    /// );
+    /// assert_eq!(
+    ///     left.read_key_values_to_list(),
+    ///     [KeyValue::pair("1", "Ann/a@x"), KeyValue::tombstone("1")]
+    /// );
+    /// assert_eq!(
+    ///     outer.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("1", "-/a@x"),
+    ///         KeyValue::pair("1", "Ann/a@x"),
+    ///         KeyValue::pair("1", "-/a@x"),
+    ///         KeyValue::tombstone("1"),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn join<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,
@@ -449,6 +520,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Kafka's `KTable.leftJoin`: a row wherever this table has one,
     /// joined with `other`'s row or `None`. Deleting a row of this table
     /// gives a tombstone.
+    ///
+    /// The example of [`KTable::join`](crate::dsl::KTable::join) shows this join too.
     pub fn left_join<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,
@@ -483,6 +556,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Joins this table with `other`, keeping every row of both, Kafka's
     /// `KTable.outerJoin`: a row wherever either table has one. Deleting
     /// the last of both rows gives a tombstone.
+    ///
+    /// The example of [`KTable::join`](crate::dsl::KTable::join) shows this join too.
     pub fn outer_join<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,

@@ -393,6 +393,25 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Sends the stream through an internal topic, Kafka's `repartition()`:
     /// `<application.id>-KSTREAM-REPARTITION-000000000N-repartition`.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").repartition().to("out");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+    /// let out = driver.create_output_topic("out", StringSerde, StringSerde);
+    /// input.pipe_key_value("k", "v");
+    /// assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("k", "v")]);
+    /// assert_eq!(
+    ///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+    ///     ["out", "test-app-KSTREAM-REPARTITION-0000000001-repartition"]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn repartition(self) -> Self {
         self.repartition_with(Repartitioned::default())
     }

@@ -230,6 +230,33 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
 
     /// Keeps the rows for which `predicate` is true; the others are
     /// deleted downstream, Kafka's `KTable.filter`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let stock = builder.table::<String, i64>("stock");
+    /// stock.clone().filter(|_, n| *n > 0).to_stream().to("in-stock");
+    /// stock.filter_not(|_, n| *n > 0).to_stream().to("sold-out");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let stock_in = driver.create_input_topic("stock", StringSerde, I64Serde);
+    /// let in_stock = driver.create_output_topic("in-stock", StringSerde, I64Serde);
+    /// let sold_out = driver.create_output_topic("sold-out", StringSerde, I64Serde);
+    /// stock_in.pipe_key_value("pen", 3);
+    /// stock_in.pipe_key_value("pen", 0);
+    /// // A row that does not pass is deleted downstream: a tombstone.
+    /// assert_eq!(
+    ///     in_stock.read_key_values_to_list(),
+    ///     [KeyValue::pair("pen", 3), KeyValue::tombstone("pen")]
+    /// );
+    /// assert_eq!(
+    ///     sold_out.read_key_values_to_list(),
+    ///     [KeyValue::tombstone("pen"), KeyValue::pair("pen", 0)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn filter(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
         self.filter_impl(predicate, true, None)
     }
@@ -244,6 +271,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// Keeps the rows for which `predicate` is false, Kafka's `filterNot`.
+    ///
+    /// The example of [`KTable::filter`](crate::dsl::KTable::filter) shows `filter_not` too.
     pub fn filter_not(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
         self.filter_impl(predicate, false, None)
     }
@@ -290,6 +319,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// Maps each row's value, Kafka's `KTable.mapValues`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{TestRecord, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, String>("names")
+    ///     .map_values(|_, name| name.len() as i64)
+    ///     .to_stream()
+    ///     .to("name-lengths");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let names = driver.create_input_topic("names", StringSerde, StringSerde);
+    /// let lengths = driver.create_output_topic("name-lengths", StringSerde, I64Serde);
+    /// names.pipe_key_value_at("1", "Ann", 10);
+    /// names.pipe_key_value_at("1", "Anna", 20);
+    /// names.pipe_record(TestRecord::tombstone("1").at(30)); // a delete stays one
+    /// assert_eq!(
+    ///     lengths.read_records_to_list(),
+    ///     [
+    ///         TestRecord::key_value("1", 3).at(10),
+    ///         TestRecord::key_value("1", 4).at(20),
+    ///         TestRecord::tombstone("1").at(30),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn map_values<VR: Clone + 'static>(
         self,
         mapper: impl Fn(&K, &V) -> VR + 'static,
@@ -308,6 +365,22 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
 
     /// The stream of this table's updates, Kafka's `toStream`: each
     /// update's new value, and a tombstone for each delete.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.table::<String, String>("users").to_stream().to("user-changes");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let users = driver.create_input_topic("users", StringSerde, StringSerde);
+    /// let changes = driver.create_output_topic("user-changes", StringSerde, StringSerde);
+    /// users.pipe_key_value("1", "Ann");
+    /// users.pipe_tombstone("1");
+    /// assert_eq!(changes.read_key_values_to_list(), [KeyValue::pair("1", "Ann"), KeyValue::tombstone("1")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_stream(mut self) -> KStream<K, V> {
         let name = self.take_name("KTABLE-TOSTREAM-");
         let parent = self.node.clone();

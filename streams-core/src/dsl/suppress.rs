@@ -53,6 +53,11 @@ use crate::state::{
 /// [`BufferConfig::unbounded`], [`BufferConfig::max_records`] or
 /// [`BufferConfig::max_bytes`]; see [`StrictBufferConfig`] and
 /// [`EagerBufferConfig`].
+///
+/// See the examples of [`KTable::suppress`](crate::dsl::KTable::suppress)
+/// (unbounded) and
+/// [`Suppressed::until_time_limit`](crate::dsl::Suppressed::until_time_limit)
+/// (emitting early when full).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferConfig {
     max_records: u64,
@@ -253,6 +258,35 @@ impl<K: 'static> Suppressed<K> {
     /// Each key's latest update, emitted once stream time is `time_limit`
     /// past the record that first buffered the key, Kafka's
     /// `untilTimeLimit`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{BufferConfig, Suppressed};
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let buffer = BufferConfig::max_records(2).emit_early_when_full();
+    /// builder
+    ///     .table::<String, String>("status")
+    ///     .suppress(Suppressed::until_time_limit(Duration::from_millis(10), buffer))
+    ///     .to_stream()
+    ///     .to("settled");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let status = driver.create_input_topic("status", StringSerde, StringSerde);
+    /// let settled = driver.create_output_topic("settled", StringSerde, StringSerde);
+    /// status.pipe_key_value_at("a", "new", 0);
+    /// status.pipe_key_value_at("a", "paid", 5); // replaces a's buffered update
+    /// assert!(settled.is_empty());
+    /// status.pipe_key_value_at("b", "new", 6);
+    /// assert!(settled.is_empty());
+    /// status.pipe_key_value_at("c", "new", 7); // a third key: emits the oldest early
+    /// assert_eq!(settled.read_key_values_to_list(), [KeyValue::pair("a", "paid")]);
+    /// status.pipe_key_value_at("d", "new", 16); // 10 ms after b
+    /// assert_eq!(settled.read_key_values_to_list(), [KeyValue::pair("b", "new")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn until_time_limit(time_limit: Duration, buffer: impl Into<BufferConfig>) -> Self {
         let (ms, invalid) = match millis(time_limit, "suppression time limit") {
             Ok(ms) => (ms, None),
@@ -386,6 +420,37 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     ///
     /// `until_window_closes` needs a windowed aggregation upstream; without
     /// one, [`StreamsBuilder::build`](crate::StreamsBuilder::build) fails.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{BufferConfig, Suppressed, TimeWindows, Windowed};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("views")
+    ///     .group_by_key()
+    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?)
+    ///     .count()
+    ///     .suppress(Suppressed::until_window_closes(BufferConfig::unbounded()))
+    ///     .to_stream()
+    ///     .map(|k: Option<&Windowed<String>>, n: &i64| {
+    ///         let k = k.unwrap();
+    ///         (format!("{}@{}", k.key, k.window.start), *n)
+    ///     })
+    ///     .to("final-counts");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let views = driver.create_input_topic("views", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("final-counts", StringSerde, I64Serde);
+    /// views.pipe_key_value_at("ann", "a", 1);
+    /// views.pipe_key_value_at("ann", "b", 5);
+    /// assert!(counts.is_empty()); // the window [0, 10) is still open
+    /// views.pipe_key_value_at("bob", "c", 12); // stream time 12 closes it
+    /// assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("ann@0", 2)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn suppress(mut self, suppressed: Suppressed<K>) -> KTable<K, V> {
         let named = suppressed.name.clone().or_else(|| self.next_name.take());
         let name = match &named {

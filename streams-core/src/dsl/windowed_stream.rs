@@ -201,6 +201,49 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// `windowedBy`: by [`TimeWindows`] (tumbling or hopping) or
     /// [`SlidingWindows`] into a [`TimeWindowedKStream`], by
     /// [`SessionWindows`] into a [`SessionWindowedKStream`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{TimeWindows, Windowed};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let clicks = builder.stream::<String, String>("clicks");
+    /// let tumbling = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
+    /// let hopping = tumbling.advance_by(Duration::from_millis(5))?;
+    /// // "user@window start" -> count
+    /// let label = |k: Option<&Windowed<String>>, n: &i64| {
+    ///     let k = k.unwrap();
+    ///     (format!("{}@{}", k.key, k.window.start), *n)
+    /// };
+    /// clicks.clone().group_by_key().windowed_by(tumbling).count().to_stream().map(label).to("tumbling");
+    /// clicks.group_by_key().windowed_by(hopping).count().to_stream().map(label).to("hopping");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let tumbling = driver.create_output_topic("tumbling", StringSerde, I64Serde);
+    /// let hopping = driver.create_output_topic("hopping", StringSerde, I64Serde);
+    /// clicks_in.pipe_key_value_at("ann", "a", 3);
+    /// clicks_in.pipe_key_value_at("ann", "b", 7);
+    /// clicks_in.pipe_key_value_at("ann", "c", 12);
+    /// assert_eq!(
+    ///     tumbling.read_key_values_to_list(),
+    ///     [KeyValue::pair("ann@0", 1), KeyValue::pair("ann@0", 2), KeyValue::pair("ann@10", 1)]
+    /// );
+    /// // Windows [0, 10), [5, 15) and [10, 20).
+    /// assert_eq!(
+    ///     hopping.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("ann@0", 1),
+    ///         KeyValue::pair("ann@0", 2),
+    ///         KeyValue::pair("ann@5", 1),
+    ///         KeyValue::pair("ann@5", 2),
+    ///         KeyValue::pair("ann@10", 1),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn windowed_by<W: WindowedBy<K, V>>(self, windows: W) -> W::Output {
         windows.windowed(self)
     }
@@ -565,6 +608,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// is counted, as Kafka's windowed count does (except over sliding
     /// windows, which drop it). `reduce` and `aggregate`, whose closures
     /// see `&V`, drop and count records with a null value.
+    ///
+    /// See the example of
+    /// [`KGroupedStream::windowed_by`](crate::dsl::KGroupedStream::windowed_by),
+    /// with tumbling and hopping windows.
     pub fn count(self) -> KTable<Windowed<K>, i64> {
         let materialized = Materialized::default().with_value_serde(I64Serde);
         let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
@@ -594,6 +641,45 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
 
     /// Combines the values per key and window, Kafka's `reduce`: the first
     /// value is the aggregate, then `reducer(aggregate, value)`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SlidingWindows, Windowed};
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("pages")
+    ///     .group_by_key()
+    ///     .windowed_by(SlidingWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?)
+    ///     .reduce(|a, b| format!("{a},{b}"))
+    ///     .to_stream()
+    ///     .map(|k: Option<&Windowed<String>>, v: &String| {
+    ///         let w = k.unwrap().window;
+    ///         (format!("{}-{}", w.start, w.end), v.clone())
+    ///     })
+    ///     .to("recent-pages");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
+    /// let recent = driver.create_output_topic("recent-pages", StringSerde, StringSerde);
+    /// pages.pipe_key_value_at("ann", "home", 20);
+    /// pages.pipe_key_value_at("ann", "cart", 25);
+    /// pages.pipe_key_value_at("ann", "pay", 40);
+    /// // Each record's window ends at it; "cart" also fills the window just
+    /// // after "home" (21-31).
+    /// assert_eq!(
+    ///     recent.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("10-20", "home"),
+    ///         KeyValue::pair("21-31", "cart"),
+    ///         KeyValue::pair("15-25", "home,cart"),
+    ///         KeyValue::pair("30-40", "pay"),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<Windowed<K>, V> {
         self.reduce_with(reducer, Materialized::default())
     }
@@ -621,6 +707,35 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
 
     /// Aggregates the values per key and window, Kafka's `aggregate`: each
     /// window starts from `initializer()`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{TimeWindows, Windowed};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, i64>("amounts")
+    ///     .group_by_key()
+    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?)
+    ///     .aggregate(|| 100_i64, |_, amount, total| total + amount)
+    ///     .to_stream()
+    ///     .map(|k: Option<&Windowed<String>>, v: &i64| (k.unwrap().window.start.to_string(), *v))
+    ///     .to("totals");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
+    /// let totals = driver.create_output_topic("totals", StringSerde, I64Serde);
+    /// amounts.pipe_key_value_at("ann", 5, 1);
+    /// amounts.pipe_key_value_at("ann", 7, 2);
+    /// amounts.pipe_key_value_at("ann", 1, 15); // a new window starts from 100
+    /// assert_eq!(
+    ///     totals.read_key_values_to_list(),
+    ///     [KeyValue::pair("0", 105), KeyValue::pair("0", 112), KeyValue::pair("10", 101)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,
@@ -754,6 +869,40 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// Counts the records per key and session, Kafka's `count()`. Records
     /// with a null key are dropped and counted; a null value is counted, as
     /// in Kafka (`reduce` and `aggregate` drop and count it).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed, WindowedSerde};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Produced, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
+    ///     .count()
+    ///     .to_stream()
+    ///     .to_with("sessions", Produced::with(WindowedSerde::session(StringSerde), I64Serde));
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let sessions = driver.create_output_topic("sessions", WindowedSerde::session(StringSerde), I64Serde);
+    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
+    /// clicks.pipe_key_value_at("ann", "a", 0);
+    /// clicks.pipe_key_value_at("ann", "b", 5); // within the gap: the sessions merge
+    /// clicks.pipe_key_value_at("ann", "c", 30); // a new session
+    /// assert_eq!(
+    ///     sessions.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair(session(0, 0), 1),
+    ///         KeyValue::tombstone(session(0, 0)),
+    ///         KeyValue::pair(session(0, 5), 2),
+    ///         KeyValue::pair(session(30, 30), 1),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn count(self) -> KTable<Windowed<K>, i64> {
         let materialized = Materialized::default().with_value_serde(I64Serde);
         self.count_impl(materialized)
@@ -786,6 +935,36 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
 
     /// Combines the values per key and session, Kafka's `reduce`; merged
     /// sessions are combined with the reducer too.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("pages")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
+    ///     .reduce_with(
+    ///         |a, b| format!("{a} > {b}"),
+    ///         Materialized::as_("visits").with_retention(Duration::from_secs(60)),
+    ///     );
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
+    /// pages.pipe_key_value_at("ann", "home", 0);
+    /// pages.pipe_key_value_at("ann", "cart", 5);
+    /// pages.pipe_key_value_at("ann", "home", 30);
+    /// let visits = driver.session_store::<String, String>("visits")?;
+    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
+    /// assert_eq!(
+    ///     visits.fetch(&"ann".to_string()),
+    ///     [(session(0, 5), "home > cart".to_string()), (session(30, 30), "home".to_string())]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<Windowed<K>, V> {
         self.reduce_with(reducer, Materialized::default())
     }
@@ -820,6 +999,35 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// Aggregates the values per key and session, Kafka's `aggregate`:
     /// each session starts from `initializer()`, and when sessions merge,
     /// `merger(key, one, other)` combines their aggregates.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, i64>("amounts")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
+    ///     .aggregate_with(
+    ///         || 0_i64,
+    ///         |_, amount, total| total + amount,
+    ///         |_, one, other| one + other, // merges two sessions
+    ///         Materialized::as_("spent").with_value_serde(I64Serde),
+    ///     );
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
+    /// amounts.pipe_key_value_at("ann", 5, 0);
+    /// amounts.pipe_key_value_at("ann", 7, 18);
+    /// amounts.pipe_key_value_at("ann", 1, 9); // bridges both sessions: they merge
+    /// let spent = driver.session_store::<String, i64>("spent")?;
+    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
+    /// assert_eq!(spent.fetch(&"ann".to_string()), [(session(0, 18), 13)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,
