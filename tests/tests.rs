@@ -14,6 +14,7 @@ mod errors;
 mod processor_api;
 mod properties;
 mod readme_example;
+mod readme_stateful;
 mod record_cache;
 mod stream_joins;
 mod support;

@@ -56,6 +56,10 @@ fn readme_rust_blocks_are_tested() {
             "examples/tests/readme_fluent.rs",
             include_str!("readme_fluent.rs"),
         ),
+        (
+            "tests/readme_stateful.rs",
+            include_str!("../../tests/readme_stateful.rs"),
+        ),
     ];
     let readme = include_str!("../../README.md");
     let blocks: Vec<&str> = readme
