@@ -298,9 +298,10 @@ where
 }
 
 /// Writes `new` (a delete for `None`) at `value_timestamp` for `key` in the
-/// timestamped key-value store `store`, then forwards `change` at
-/// `forward_timestamp`; with the cache on, writes the store only and
-/// leaves logging and forwarding to the flush.
+/// timestamped key-value store `store`, then forwards the change and
+/// timestamp `forward` makes of the value the write replaced; with the
+/// cache on, writes the store only and leaves logging and forwarding to
+/// the flush.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_kv<K, V>(
     ctx: &mut ProcessorContext<'_, K, Change<V>>,
@@ -310,7 +311,7 @@ pub(crate) fn write_kv<K, V>(
     new: Option<V>,
     value_timestamp: i64,
     record: &Record<K, impl Sized>,
-    forward: impl FnOnce() -> (Change<V>, i64),
+    forward: impl FnOnce(Option<V>) -> (Change<V>, i64),
 ) -> Result<()>
 where
     K: Ord + Clone + 'static,
@@ -333,12 +334,12 @@ where
         );
         return Ok(());
     }
-    match new {
+    let replaced = match new {
         Some(v) => s.put(key.clone(), v, value_timestamp)?,
         None => s.delete(key)?,
     };
     drop(s);
-    let (change, timestamp) = forward();
+    let (change, timestamp) = forward(replaced.map(|vt| vt.value));
     ctx.forward(Record {
         key: Some(key.clone()),
         value: Some(change),

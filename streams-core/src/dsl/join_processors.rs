@@ -214,7 +214,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for T
         match &self.store {
             Some(store) => {
                 let (key, new, ts) = (key.clone(), change.new.clone(), record.timestamp);
-                cache::write_kv(ctx, &self.cache, store, &key, new, ts, &record, || {
+                cache::write_kv(ctx, &self.cache, store, &key, new, ts, &record, |_| {
                     (change, ts)
                 })
             }

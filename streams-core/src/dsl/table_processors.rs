@@ -47,10 +47,6 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>>
             let new = record.value.clone();
             return ctx.forward(record.with_value(Some(Change::new(new, None))));
         };
-        let old = ctx
-            .timestamped_key_value_store::<K, V>(store)?
-            .get(key)
-            .map(|vt| vt.value.clone());
         let send_old = self.send_old;
         let new = record.value.clone();
         let forwarded = new.clone();
@@ -62,7 +58,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>>
             new,
             record.timestamp,
             &record,
-            || {
+            |old| {
                 let old = if send_old { old } else { None };
                 (Change::new(forwarded, old), record.timestamp)
             },
@@ -84,7 +80,7 @@ fn write_result<K: Ord + Clone + 'static, V: Clone + 'static>(
         Some(store) => {
             let new = change.new.clone();
             let ts = record.timestamp;
-            cache::write_kv(ctx, cache, store, key, new, ts, &record, || (change, ts))
+            cache::write_kv(ctx, cache, store, key, new, ts, &record, |_| (change, ts))
         }
         None => ctx.forward(record.with_value(Some(change))),
     }
@@ -259,7 +255,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             Some(new),
             timestamp,
             &record,
-            || (Change::new(Some(forwarded), old), timestamp),
+            |_| (Change::new(Some(forwarded), old), timestamp),
         )
     }
 }
@@ -372,7 +368,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             new,
             timestamp,
             &record,
-            || (Change::new(forwarded, old), timestamp),
+            |_| (Change::new(forwarded, old), timestamp),
         )
     }
 }

@@ -529,11 +529,11 @@ pub(crate) struct SessionWindowAggregate<K, V, VA> {
     pub(crate) send_old: bool,
     pub(crate) observed_stream_time: i64,
     pub(crate) cache: CacheSlot,
-    /// With the record cache on: every session written since the task
-    /// started, removals as `None`. Kafka's cache keeps flushed entries
-    /// for reads (its 10 MB are never full in a test), so sessions the
-    /// store has already expired can still be found and merged.
-    pub(crate) view: Option<BTreeMap<Windowed<K>, Option<VA>>>,
+    /// With the record cache on: the sessions written since the task
+    /// started and not removed. Kafka's cache keeps flushed entries for
+    /// reads (its 10 MB are never full in a test), so sessions the store
+    /// has already expired can still be found and merged.
+    pub(crate) view: Option<BTreeMap<Windowed<K>, VA>>,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
@@ -550,15 +550,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         latest_start: i64,
     ) -> Result<Vec<(Windowed<K>, VA)>> {
         if let Some(view) = &self.view {
+            let of_key = Windowed::new(key.clone(), Window::new(i64::MIN, i64::MIN))
+                ..=Windowed::new(key.clone(), Window::new(i64::MAX, i64::MAX));
             let mut found: Vec<(Windowed<K>, VA)> = view
-                .iter()
-                .filter(|(s, v)| {
-                    s.key == *key
-                        && v.is_some()
-                        && s.window.end >= earliest_end
-                        && s.window.start <= latest_start
-                })
-                .filter_map(|(s, v)| v.clone().map(|v| (s.clone(), v)))
+                .range(of_key)
+                .filter(|(s, _)| s.window.end >= earliest_end && s.window.start <= latest_start)
+                .map(|(s, v)| (s.clone(), v.clone()))
                 .collect();
             found.sort_by_key(|(s, _)| (s.window.end, s.window.start));
             return Ok(found);
@@ -590,7 +587,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
                 None => store.remove_unlogged(&session),
             }
             drop(store);
-            view.insert(session.clone(), value.clone());
+            match &value {
+                Some(v) => view.insert(session.clone(), v.clone()),
+                None => view.remove(&session),
+            };
             cache.borrow_mut().update(
                 session,
                 before,
