@@ -225,6 +225,47 @@ impl RecordBatch {
         Ok(batch)
     }
 
+    /// An empty batch in place of `batch`, as Kafka's cleaner writes one
+    /// when it removes every record of a batch whose header must stay
+    /// (`DefaultRecordBatch.writeEmptyHeader`): the same base and last
+    /// offsets, producer id, epoch and base sequence, leader epoch,
+    /// timestamp type, max timestamp, transactional and control flags; no
+    /// records, the base timestamp -1 and no delete horizon.
+    ///
+    /// ```
+    /// use streams_broker::record::{Record, RecordBatch, RecordBatchBuilder};
+    ///
+    /// let mut builder = RecordBatchBuilder::new(7).producer(3, 1, 40);
+    /// builder.append(&Record::tombstone("k", 50));
+    /// builder.append(&Record::tombstone("k", 60));
+    /// let empty = RecordBatch::empty_like(&builder.build()?);
+    /// assert_eq!((empty.base_offset(), empty.last_offset(), empty.record_count()), (7, 8, 0));
+    /// assert_eq!((empty.last_sequence(), empty.max_timestamp(), empty.base_timestamp()), (41, 60, -1));
+    /// assert_eq!(empty.size_in_bytes(), 61);
+    /// assert_eq!(RecordBatch::from_bytes(empty.as_bytes().clone())?, empty);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn empty_like(batch: &RecordBatch) -> RecordBatch {
+        let attributes = BatchAttributes::new(batch.timestamp_type(), batch.is_transactional(), batch.is_control(), false);
+        let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD);
+        out.extend_from_slice(&batch.base_offset().to_be_bytes());
+        out.extend_from_slice(&((RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32).to_be_bytes());
+        out.extend_from_slice(&batch.partition_leader_epoch().to_be_bytes());
+        out.push(MAGIC_VALUE_V2 as u8);
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&attributes.raw().to_be_bytes());
+        out.extend_from_slice(&batch.last_offset_delta().to_be_bytes());
+        out.extend_from_slice(&super::NO_TIMESTAMP.to_be_bytes());
+        out.extend_from_slice(&batch.max_timestamp().to_be_bytes());
+        out.extend_from_slice(&batch.producer_id().to_be_bytes());
+        out.extend_from_slice(&batch.producer_epoch().to_be_bytes());
+        out.extend_from_slice(&batch.base_sequence().to_be_bytes());
+        out.extend_from_slice(&0i32.to_be_bytes());
+        let crc = crc32c::crc32c(out.get(ATTRIBUTES_OFFSET..).unwrap_or_default());
+        put(&mut out, CRC_OFFSET, &crc.to_be_bytes());
+        RecordBatch { bytes: Bytes::from(out) }
+    }
+
     /// Splits bytes holding batches back to back (a log segment, a fetch
     /// response) into validated batches.
     pub fn split_batches(bytes: Bytes) -> Result<Vec<RecordBatch>, CorruptRecordError> {

@@ -64,6 +64,7 @@ pub struct RecordBatchBuilder {
     transactional: bool,
     control: bool,
     delete_horizon_ms: Option<i64>,
+    last_offset: Option<i64>,
     records: Vec<Pending>,
     /// The exact encoded size of the batch so far, header included.
     size: usize,
@@ -91,6 +92,7 @@ impl RecordBatchBuilder {
             transactional: false,
             control: false,
             delete_horizon_ms: None,
+            last_offset: None,
             records: Vec::with_capacity(records),
             size: RECORD_BATCH_OVERHEAD,
             max_timestamp: NO_TIMESTAMP,
@@ -162,6 +164,16 @@ impl RecordBatchBuilder {
             size = size.saturating_add(pending_size(self.base_offset, base_timestamp, r));
         }
         self.size = size;
+        self
+    }
+
+    /// The batch's last offset when it is past the last record's, as the
+    /// cleaner keeps a batch's offset range (Kafka's `overrideLastOffset`):
+    /// `build` refuses one below the last record's offset or beyond a
+    /// 32-bit delta from the base offset.
+    #[must_use]
+    pub fn last_offset(mut self, last_offset: i64) -> RecordBatchBuilder {
+        self.last_offset = Some(last_offset);
         self
     }
 
@@ -316,6 +328,20 @@ impl RecordBatchBuilder {
         if self.records.is_empty() {
             return Err(RecordBatchBuildError::Empty { base_offset: self.base_offset });
         }
+        if let (Some(last), Some(record)) = (self.last_offset, self.records.last()) {
+            if last < record.offset {
+                return Err(RecordBatchBuildError::OffsetNotIncreasing { offset: last, previous: record.offset });
+            }
+            match last.checked_sub(self.base_offset) {
+                Some(delta) if delta <= i64::from(i32::MAX) => {}
+                _ => {
+                    return Err(RecordBatchBuildError::OffsetDeltaOverflow {
+                        offset: last,
+                        base_offset: self.base_offset,
+                    });
+                }
+            }
+        }
         if self.transactional && self.producer_id == NO_PRODUCER_ID {
             return Err(RecordBatchBuildError::TransactionalWithoutProducerId);
         }
@@ -340,7 +366,7 @@ impl RecordBatchBuilder {
     /// themselves were checked on append).
     pub(super) fn encode(self) -> RecordBatch {
         let base_timestamp = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
-        let last_offset = self.records.last().map_or(self.base_offset, |r| r.offset);
+        let last_offset = self.last_offset.or(self.records.last().map(|r| r.offset)).unwrap_or(self.base_offset);
         let max_timestamp = match self.timestamp_type {
             TimestampType::LogAppendTime => self.log_append_time,
             TimestampType::CreateTime => self.max_timestamp,
