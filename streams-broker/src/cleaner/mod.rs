@@ -1,0 +1,380 @@
+//! The log cleaner (Kafka's `LogCleaner`): compaction keeps the latest
+//! record of every key, keeps offsets (gaps, never renumbering), merges
+//! small segments up to `segment.bytes`, and removes tombstones once their
+//! delete horizon has passed.
+//!
+//! Tombstones, as Kafka 3.1+ handles them (KIP-534, the fix of
+//! KAFKA-8522): the first cleaning that keeps a tombstone stamps its batch
+//! with a delete horizon of `now + delete.retention.ms`; a later cleaning at
+//! or after the horizon removes it. A cleaning needs a dirty log, so with no
+//! new writes a tombstone stays. [`TombstoneRetention::LegacyLastModified`]
+//! keeps the pre-fix rule (a tombstone goes when its segment was last
+//! modified more than `delete.retention.ms` before the last clean segment),
+//! under which constant re-cleaning keeps a tombstone forever.
+//!
+//! ```
+//! use streams_broker::{Cluster, NewTopic, ProducerRecord, TopicPartition};
+//!
+//! let cluster = Cluster::new();
+//! cluster.admin().create_topic(
+//!     NewTopic::new("addresses", 1)
+//!         .config("cleanup.policy", "compact")
+//!         .config("segment.ms", "100")
+//!         .config("min.cleanable.dirty.ratio", "0.01"),
+//! )?;
+//! let producer = cluster.producer();
+//! for (i, (key, value)) in [("alice", "a1"), ("bob", "b1"), ("alice", "a2")].into_iter().enumerate() {
+//!     producer.send(ProducerRecord::new("addresses", key, value).timestamp(i as i64))?;
+//! }
+//! // A record 100 ms later rolls the segment, so the first one can be cleaned.
+//! producer.send(ProducerRecord::new("addresses", "carol", "c1").timestamp(200))?;
+//! let cleaned = cluster.run_cleaner();
+//! assert_eq!(cleaned.len(), 1);
+//!
+//! let offsets: Vec<i64> = cluster
+//!     .log_records(&TopicPartition::new("addresses", 0))?
+//!     .iter()
+//!     .map(|r| r.offset)
+//!     .collect();
+//! assert_eq!(offsets, [1, 2, 3]); // alice's first value (offset 0) is gone
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod manager;
+
+pub use manager::LogToClean;
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+
+use crate::log::{LogSegment, UnifiedLog};
+use crate::record::{LogRecord, RecordBatch, RecordBatchBuilder, TimestampType};
+
+/// How the cleaner decides that a tombstone may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TombstoneRetention {
+    /// KIP-534 (Kafka 3.1 and later): a batch's delete horizon, stamped at
+    /// the first cleaning that keeps its tombstones.
+    #[default]
+    DeleteHorizon,
+    /// Before KIP-534: tombstones go from segments last modified more than
+    /// `delete.retention.ms` before the last clean segment was. Cleaning
+    /// rewrites segments with the last-modified time of the newest one in
+    /// its group, so steady writes keep a tombstone forever (KAFKA-8522).
+    LegacyLastModified,
+}
+
+/// What one cleaning of one log did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleaningResult {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The first dirty offset the cleaning started from.
+    pub first_dirty_offset: i64,
+    /// Where the next cleaning's dirty part starts (the new checkpoint).
+    pub end_offset: i64,
+    /// Records read in the cleaned segments.
+    pub records_read: usize,
+    /// Records kept.
+    pub records_retained: usize,
+    /// Tombstones removed because their horizon had passed.
+    pub tombstones_removed: usize,
+    /// Batches stamped with a delete horizon by this cleaning.
+    pub horizons_set: usize,
+    /// How many segments were rewritten, and into how many.
+    pub segments_before: usize,
+    /// How many segments the cleaned ones became.
+    pub segments_after: usize,
+}
+
+/// Cleans `log` as Kafka's `Cleaner.doClean` does and returns what it did,
+/// or `None` when the dirty part is empty.
+pub(crate) fn clean(
+    log: &mut UnifiedLog,
+    to_clean: &LogToClean,
+    now_ms: i64,
+    retention: TombstoneRetention,
+) -> Option<CleaningResult> {
+    let first_dirty = to_clean.first_dirty_offset;
+    let upper_bound = to_clean.first_uncleanable_offset;
+    let config = log.config().clone();
+    let segments = log.segments();
+
+    // The horizon of the pre-KIP-534 rule.
+    let clean_range = if first_dirty > 0 {
+        log.segment_range(0, first_dirty)
+    } else {
+        0..0
+    };
+    let legacy_horizon = segments[clean_range]
+        .last()
+        .map_or(0, |s| s.last_modified_ms() - config.delete_retention_ms);
+
+    // The offset map: the latest offset of every key in the dirty part.
+    let mut map: HashMap<Bytes, i64> = HashMap::new();
+    let mut latest_offset = -1_i64;
+    if upper_bound > first_dirty {
+        let dirty = log.segment_range(first_dirty, upper_bound);
+        let dirty_segments = &segments[dirty];
+        for (i, segment) in dirty_segments.iter().enumerate() {
+            for batch in segment.batches() {
+                if batch.base_offset() >= upper_bound {
+                    break;
+                }
+                if !batch.is_control() {
+                    for record in batch.records() {
+                        if record.offset >= first_dirty
+                            && let Some(key) = record.key
+                        {
+                            map.insert(key, record.offset);
+                        }
+                    }
+                }
+                if batch.last_offset() >= first_dirty {
+                    latest_offset = latest_offset.max(batch.last_offset());
+                }
+            }
+            let next_start = dirty_segments
+                .get(i + 1)
+                .map_or(upper_bound, LogSegment::base_offset);
+            latest_offset = latest_offset.max(next_start - 1);
+        }
+    }
+    if latest_offset < 0 {
+        return None;
+    }
+    let end_offset = latest_offset + 1;
+
+    // Group the segments to clean, [0, end_offset), by size.
+    let range = log.segment_range(0, end_offset);
+    let first_index = range.start;
+    let to_rewrite = &segments[range];
+    let mut groups: Vec<&[LogSegment]> = Vec::new();
+    let mut start = 0;
+    while start < to_rewrite.len() {
+        let mut size = to_rewrite[start].size();
+        let mut end = start + 1;
+        while end < to_rewrite.len()
+            && size + to_rewrite[end].size() <= usize::try_from(config.segment_bytes).unwrap_or(0)
+        {
+            size += to_rewrite[end].size();
+            end += 1;
+        }
+        groups.push(&to_rewrite[start..end]);
+        start = end;
+    }
+
+    let mut result = CleaningResult {
+        topic: log.topic_partition().topic.clone(),
+        partition: log.topic_partition().partition,
+        first_dirty_offset: first_dirty,
+        end_offset,
+        records_read: 0,
+        records_retained: 0,
+        tombstones_removed: 0,
+        horizons_set: 0,
+        segments_before: to_rewrite.len(),
+        segments_after: groups.len(),
+    };
+    let filter = RecordFilter {
+        map: &map,
+        latest_offset,
+        now_ms,
+        delete_retention_ms: config.delete_retention_ms,
+        retention,
+        upper_bound,
+    };
+    let mut cleaned = Vec::with_capacity(groups.len());
+    for group in &groups {
+        let mut batches = Vec::new();
+        for segment in *group {
+            let retain_legacy_deletes = segment.last_modified_ms() > legacy_horizon;
+            for batch in segment.batches() {
+                if let Some(kept) = filter.filter_batch(batch, retain_legacy_deletes, &mut result) {
+                    batches.push(kept);
+                }
+            }
+        }
+        let (first, last) = (&group[0], &group[group.len() - 1]);
+        cleaned.push(LogSegment::from_batches(
+            first.base_offset(),
+            batches,
+            first.created_ms(),
+            last.last_modified_ms(),
+        ));
+    }
+    let counts: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    for (i, (segment, count)) in cleaned.into_iter().zip(counts).enumerate() {
+        log.replace_segments(first_index + i, count, segment);
+    }
+    Some(result)
+}
+
+struct RecordFilter<'a> {
+    map: &'a HashMap<Bytes, i64>,
+    latest_offset: i64,
+    now_ms: i64,
+    delete_retention_ms: i64,
+    retention: TombstoneRetention,
+    upper_bound: i64,
+}
+
+impl RecordFilter<'_> {
+    /// Kafka's `shouldRetainRecord`.
+    fn retain(
+        &self,
+        batch: &RecordBatch,
+        record: &LogRecord,
+        retain_legacy_deletes: bool,
+        result: &mut CleaningResult,
+    ) -> bool {
+        if record.offset > self.latest_offset {
+            return true;
+        }
+        let Some(key) = &record.key else {
+            return false;
+        };
+        let latest = self
+            .map
+            .get(key)
+            .is_none_or(|found| record.offset >= *found);
+        if !latest {
+            return false;
+        }
+        if record.value.is_some() {
+            return true;
+        }
+        let retain_deletes = match self.retention {
+            TombstoneRetention::DeleteHorizon => batch
+                .delete_horizon_ms()
+                .is_none_or(|horizon| self.now_ms < horizon),
+            TombstoneRetention::LegacyLastModified => retain_legacy_deletes,
+        };
+        if !retain_deletes {
+            result.tombstones_removed += 1;
+        }
+        retain_deletes
+    }
+
+    /// Kafka's `filterTo` for one batch: the batch as it was when every
+    /// record stays and no horizon is needed, rebuilt with the kept records
+    /// (base and last offsets kept), an empty batch when it ends the
+    /// cleaning round, or nothing.
+    fn filter_batch(
+        &self,
+        batch: &RecordBatch,
+        retain_legacy_deletes: bool,
+        result: &mut CleaningResult,
+    ) -> Option<RecordBatch> {
+        if batch.is_control() {
+            // Control batches belong to transactions, which the simulated
+            // broker does not have yet: they are kept.
+            return Some(batch.clone());
+        }
+        let mut kept = Vec::new();
+        let mut all_kept = true;
+        let mut has_tombstone = false;
+        for record in batch.records() {
+            result.records_read += 1;
+            if self.retain(batch, &record, retain_legacy_deletes, result) {
+                has_tombstone |= record.value.is_none();
+                kept.push(record);
+            } else {
+                all_kept = false;
+            }
+        }
+        result.records_retained += kept.len();
+        let set_horizon = self.retention == TombstoneRetention::DeleteHorizon
+            && has_tombstone
+            && batch.delete_horizon_ms().is_none();
+        if !kept.is_empty() {
+            if all_kept && !set_horizon {
+                return Some(batch.clone());
+            }
+            let horizon = if set_horizon {
+                result.horizons_set += 1;
+                Some(self.now_ms.saturating_add(self.delete_retention_ms))
+            } else {
+                batch.delete_horizon_ms()
+            };
+            return rebuild(batch, &kept, horizon);
+        }
+        if batch.next_offset() == self.upper_bound {
+            return empty_batch_like(batch);
+        }
+        None
+    }
+}
+
+/// The batch with only `kept`, its base and last offsets, producer fields,
+/// timestamp type and leader epoch as they were (Kafka's
+/// `buildRetainedRecordsInto`).
+fn rebuild(batch: &RecordBatch, kept: &[LogRecord], horizon: Option<i64>) -> Option<RecordBatch> {
+    let mut builder = RecordBatchBuilder::new(batch.base_offset())
+        .partition_leader_epoch(batch.partition_leader_epoch())
+        .producer(
+            batch.producer_id(),
+            batch.producer_epoch(),
+            batch.base_sequence(),
+        )
+        .transactional(batch.is_transactional())
+        .delete_horizon_ms(horizon);
+    if batch.timestamp_type() == TimestampType::LogAppendTime {
+        builder = builder.log_append_time(batch.max_timestamp());
+    }
+    for record in kept {
+        builder.append_log_record(record).ok()?;
+    }
+    let rebuilt = builder.build().ok()?;
+    // Kafka keeps the original last offset, so that the producer's last
+    // sequence survives compaction.
+    let delta = i32::try_from(batch.last_offset() - batch.base_offset()).ok()?;
+    patch_header(rebuilt.as_bytes(), |header| {
+        header[LAST_OFFSET_DELTA..LAST_OFFSET_DELTA + 4].copy_from_slice(&delta.to_be_bytes());
+    })
+}
+
+// Offsets of the v2 batch header's fields (Kafka's DefaultRecordBatch).
+const BATCH_LENGTH: usize = 8;
+const CRC: usize = 17;
+const ATTRIBUTES: usize = 21;
+const LAST_OFFSET_DELTA: usize = 23;
+const BASE_TIMESTAMP: usize = 27;
+const RECORDS_COUNT: usize = 57;
+const HEADER_SIZE: usize = 61;
+/// Attribute bits kept by an empty batch: timestamp type, transactional,
+/// control (not compression, not the delete horizon).
+const EMPTY_BATCH_ATTRIBUTES: i16 = 0x08 | 0x10 | 0x20;
+
+/// Copies a batch's bytes, lets `patch` change the header, and writes the
+/// CRC-32C of everything from the attributes on anew.
+fn patch_header(bytes: &Bytes, patch: impl FnOnce(&mut [u8])) -> Option<RecordBatch> {
+    let mut buf = bytes.to_vec();
+    if buf.len() < HEADER_SIZE {
+        return None;
+    }
+    patch(&mut buf);
+    let crc = crc32c::crc32c(&buf[ATTRIBUTES..]);
+    buf[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    RecordBatch::from_bytes(Bytes::from(buf)).ok()
+}
+
+/// The header of `batch` with no records (Kafka's `writeEmptyHeader`): the
+/// cleaner keeps it for the last batch of a cleaning round so that the
+/// batch's offsets, and with them the log end offset, stay known.
+fn empty_batch_like(batch: &RecordBatch) -> Option<RecordBatch> {
+    let header = batch
+        .as_bytes()
+        .slice(..HEADER_SIZE.min(batch.as_bytes().len()));
+    let attributes = batch.attributes().raw() & EMPTY_BATCH_ATTRIBUTES;
+    patch_header(&header, |h| {
+        let length = i32::try_from(HEADER_SIZE - 12).unwrap_or(49);
+        h[BATCH_LENGTH..BATCH_LENGTH + 4].copy_from_slice(&length.to_be_bytes());
+        h[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+        h[BASE_TIMESTAMP..BASE_TIMESTAMP + 8].copy_from_slice(&(-1_i64).to_be_bytes());
+        h[RECORDS_COUNT..RECORDS_COUNT + 4].copy_from_slice(&0_i32.to_be_bytes());
+    })
+}

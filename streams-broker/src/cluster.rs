@@ -1,0 +1,475 @@
+//! The simulated cluster: topics of partition logs, the log cleaner and
+//! retention on a schedule, consumer groups and their committed offsets,
+//! all on a mock clock that only the test moves.
+//!
+//! A [`Cluster`] is a cheap handle (clone it freely); its clients
+//! ([`Producer`], [`Consumer`], [`Admin`]) hold one too. Scheduled work
+//! runs when [`Cluster::advance_ms`] passes its time: the log cleaner every
+//! `log.cleaner.backoff.ms` (default 15 s), retention every
+//! `log.retention.check.interval.ms` (default 5 minutes), each at its exact
+//! instant. Both also run on demand ([`Cluster::run_cleaner`],
+//! [`Cluster::run_retention`]).
+//!
+//! ```
+//! use streams_broker::{Cluster, NewTopic, ProducerRecord, TopicPartition};
+//!
+//! let cluster = Cluster::builder().log_retention_check_interval_ms(1_000).build();
+//! cluster.admin().create_topic(
+//!     NewTopic::new("clicks", 1)
+//!         .config("retention.ms", "5000")
+//!         .config("segment.ms", "1000"),
+//! )?;
+//! let producer = cluster.producer();
+//! producer.send(ProducerRecord::new("clicks", "a", "1").timestamp(0))?;
+//! producer.send(ProducerRecord::new("clicks", "b", "2").timestamp(2_000))?; // rolls
+//! cluster.advance_ms(6_000); // retention at 6 s: the first segment's records are 6 s old
+//! let tp = TopicPartition::new("clicks", 0);
+//! assert_eq!(cluster.log_info(&tp)?.log_start_offset, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::cleaner::{self, CleaningResult, LogToClean, TombstoneRetention};
+use crate::clients::{Admin, Consumer, ConsumerConfig, Producer, ProducerConfig};
+use crate::error::{BrokerError, Result};
+use crate::inspect::{LogDump, LogInfo};
+use crate::log::{LogAppendInfo, LogConfig, UnifiedLog};
+use crate::record::{LogRecord, RecordBatch};
+use crate::topic_partition::TopicPartition;
+
+/// The broker-level settings of the simulated cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrokerConfig {
+    /// `log.cleaner.enable` (default true).
+    pub log_cleaner_enable: bool,
+    /// `log.cleaner.backoff.ms` (default 15000): how long the cleaner
+    /// sleeps when it found nothing to clean.
+    pub log_cleaner_backoff_ms: i64,
+    /// `log.retention.check.interval.ms` (default 300000).
+    pub log_retention_check_interval_ms: i64,
+    /// How the cleaner treats tombstones (default: KIP-534's delete
+    /// horizon; the pre-fix rule shows KAFKA-8522).
+    pub tombstone_retention: TombstoneRetention,
+    /// The clock's time when the cluster starts (default 0).
+    pub start_time_ms: i64,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        Self {
+            log_cleaner_enable: true,
+            log_cleaner_backoff_ms: 15_000,
+            log_retention_check_interval_ms: 300_000,
+            tombstone_retention: TombstoneRetention::DeleteHorizon,
+            start_time_ms: 0,
+        }
+    }
+}
+
+/// Builds a [`Cluster`] with broker settings other than Kafka's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterBuilder {
+    config: BrokerConfig,
+}
+
+impl ClusterBuilder {
+    /// `log.cleaner.backoff.ms`.
+    #[must_use]
+    pub fn log_cleaner_backoff_ms(mut self, ms: i64) -> Self {
+        self.config.log_cleaner_backoff_ms = ms.max(1);
+        self
+    }
+
+    /// `log.retention.check.interval.ms`.
+    #[must_use]
+    pub fn log_retention_check_interval_ms(mut self, ms: i64) -> Self {
+        self.config.log_retention_check_interval_ms = ms.max(1);
+        self
+    }
+
+    /// `log.cleaner.enable`: with `false` the cleaner runs only on demand.
+    #[must_use]
+    pub fn log_cleaner_enable(mut self, enable: bool) -> Self {
+        self.config.log_cleaner_enable = enable;
+        self
+    }
+
+    /// How the cleaner decides that a tombstone may go.
+    #[must_use]
+    pub fn tombstone_retention(mut self, retention: TombstoneRetention) -> Self {
+        self.config.tombstone_retention = retention;
+        self
+    }
+
+    /// The clock's time at start.
+    #[must_use]
+    pub fn start_time_ms(mut self, ms: i64) -> Self {
+        self.config.start_time_ms = ms;
+        self
+    }
+
+    /// The cluster.
+    pub fn build(self) -> Cluster {
+        Cluster::with_config(self.config)
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Topic {
+    pub(crate) overrides: BTreeMap<String, String>,
+    pub(crate) config: LogConfig,
+    pub(crate) partitions: Vec<UnifiedLog>,
+}
+
+/// A consumer group's members, assignment and committed offsets.
+#[derive(Debug, Default)]
+pub(crate) struct Group {
+    pub(crate) generation: i32,
+    pub(crate) members: BTreeMap<String, Vec<String>>,
+    pub(crate) assignment: BTreeMap<String, Vec<TopicPartition>>,
+    pub(crate) offsets: BTreeMap<TopicPartition, i64>,
+}
+
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) now_ms: i64,
+    pub(crate) config: BrokerConfig,
+    pub(crate) topics: BTreeMap<String, Topic>,
+    pub(crate) groups: BTreeMap<String, Group>,
+    pub(crate) next_member_id: u64,
+    cleaner_checkpoints: HashMap<TopicPartition, i64>,
+    next_cleaner_ms: i64,
+    next_retention_ms: i64,
+    cleanings: Vec<CleaningResult>,
+}
+
+/// A handle to the simulated cluster (cheap to clone; every clone is the
+/// same cluster).
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    state: Arc<Mutex<State>>,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Cluster {
+    /// A cluster with Kafka's broker defaults, its clock at 0.
+    pub fn new() -> Self {
+        Self::with_config(BrokerConfig::default())
+    }
+
+    /// A builder for broker settings.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    /// A cluster with these broker settings.
+    pub fn with_config(config: BrokerConfig) -> Self {
+        let now = config.start_time_ms;
+        Self {
+            state: Arc::new(Mutex::new(State {
+                now_ms: now,
+                next_cleaner_ms: now.saturating_add(config.log_cleaner_backoff_ms),
+                next_retention_ms: now.saturating_add(config.log_retention_check_interval_ms),
+                config,
+                topics: BTreeMap::new(),
+                groups: BTreeMap::new(),
+                next_member_id: 1,
+                cleaner_checkpoints: HashMap::new(),
+                cleanings: Vec::new(),
+            })),
+        }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held cannot leave the state half
+        // written in a way later calls trip on: every mutation is applied
+        // after its checks. So a poisoned lock is taken as it is.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The broker settings.
+    pub fn broker_config(&self) -> BrokerConfig {
+        self.state().config.clone()
+    }
+
+    /// The clock, in milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.state().now_ms
+    }
+
+    /// Moves the clock forward by `ms`, running the cleaner and retention
+    /// at each instant they are scheduled for on the way.
+    pub fn advance_ms(&self, ms: i64) {
+        let mut state = self.state();
+        let target = state.now_ms.saturating_add(ms.max(0));
+        loop {
+            let cleaner_due = state.config.log_cleaner_enable && state.next_cleaner_ms <= target;
+            let retention_due = state.next_retention_ms <= target;
+            if !cleaner_due && !retention_due {
+                break;
+            }
+            // The earlier task first; at the same instant, retention first
+            // (Kafka's scheduler has no order between them; this one is
+            // fixed so that runs replay).
+            if retention_due && (!cleaner_due || state.next_retention_ms <= state.next_cleaner_ms) {
+                state.now_ms = state.now_ms.max(state.next_retention_ms);
+                state.run_retention();
+                state.next_retention_ms = state
+                    .now_ms
+                    .saturating_add(state.config.log_retention_check_interval_ms);
+            } else {
+                state.now_ms = state.now_ms.max(state.next_cleaner_ms);
+                state.run_cleaner();
+                state.next_cleaner_ms = state
+                    .now_ms
+                    .saturating_add(state.config.log_cleaner_backoff_ms);
+            }
+        }
+        state.now_ms = target;
+    }
+
+    /// Moves the clock forward by `duration`.
+    pub fn advance(&self, duration: std::time::Duration) {
+        self.advance_ms(i64::try_from(duration.as_millis()).unwrap_or(i64::MAX));
+    }
+
+    /// Runs the log cleaner now, as its thread does: the filthiest
+    /// cleanable log first, each cleanable log once, then retention of the
+    /// logs that compact and delete. Returns what each cleaning did.
+    pub fn run_cleaner(&self) -> Vec<CleaningResult> {
+        self.state().run_cleaner()
+    }
+
+    /// Runs retention on every log now (segments below the log start
+    /// offset, and for `delete` topics by size and time); returns how many
+    /// segments were deleted.
+    pub fn run_retention(&self) -> usize {
+        self.state().run_retention()
+    }
+
+    /// Every cleaning done so far, oldest first.
+    pub fn cleanings(&self) -> Vec<CleaningResult> {
+        self.state().cleanings.clone()
+    }
+
+    /// A producer with Kafka's defaults.
+    pub fn producer(&self) -> Producer {
+        Producer::new(self.clone(), ProducerConfig::default())
+    }
+
+    /// A producer with `config`.
+    pub fn producer_with(&self, config: ProducerConfig) -> Producer {
+        Producer::new(self.clone(), config)
+    }
+
+    /// A consumer with `config`.
+    pub fn consumer(&self, config: ConsumerConfig) -> Consumer {
+        Consumer::new(self.clone(), config)
+    }
+
+    /// An admin client.
+    pub fn admin(&self) -> Admin {
+        Admin::new(self.clone())
+    }
+
+    /// The topics' names, sorted.
+    pub fn topic_names(&self) -> Vec<String> {
+        self.state().topics.keys().cloned().collect()
+    }
+
+    /// A partition's offsets, segments and dirty ratio.
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
+    pub fn log_info(&self, tp: &TopicPartition) -> Result<LogInfo> {
+        let state = self.state();
+        let log = state.log(tp)?;
+        let to_clean = LogToClean::measure(
+            log,
+            state.cleaner_checkpoints.get(tp).copied(),
+            state.now_ms,
+        );
+        Ok(LogInfo::of(log, &to_clean))
+    }
+
+    /// Every record a partition holds from its log start offset, in offset
+    /// order, as stored (tombstones included, control records not).
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
+    pub fn log_records(&self, tp: &TopicPartition) -> Result<Vec<LogRecord>> {
+        Ok(self.state().log(tp)?.records())
+    }
+
+    /// Every batch a partition holds, oldest first, with its attributes
+    /// and delete horizon.
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
+    pub fn log_batches(&self, tp: &TopicPartition) -> Result<Vec<RecordBatch>> {
+        Ok(self
+            .state()
+            .log(tp)?
+            .segments()
+            .iter()
+            .flat_map(|s| s.batches().iter().cloned())
+            .collect())
+    }
+
+    /// The partition's log written out as Kafka's `kafka-dump-log` prints
+    /// it (`Display`).
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
+    pub fn dump_log(&self, tp: &TopicPartition) -> Result<LogDump> {
+        let info = self.log_info(tp)?;
+        let batches = {
+            let state = self.state();
+            state
+                .log(tp)?
+                .segments()
+                .iter()
+                .map(|s| (s.base_offset(), s.batches().to_vec()))
+                .collect()
+        };
+        Ok(LogDump::new(info, batches))
+    }
+
+    /// Rolls a partition's active segment now (as Kafka's log does when a
+    /// segment is full or old); nothing happens when it is empty.
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
+    pub fn roll(&self, tp: &TopicPartition) -> Result<()> {
+        let mut state = self.state();
+        let now = state.now_ms;
+        state.log_mut(tp)?.roll(now);
+        Ok(())
+    }
+}
+
+impl State {
+    pub(crate) fn topic(&self, topic: &str) -> Result<&Topic> {
+        self.topics
+            .get(topic)
+            .ok_or_else(|| BrokerError::UnknownTopic {
+                topic: topic.to_owned(),
+            })
+    }
+
+    pub(crate) fn log(&self, tp: &TopicPartition) -> Result<&UnifiedLog> {
+        let topic = self.topic(&tp.topic)?;
+        usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get(p))
+            .ok_or_else(|| unknown_partition(tp, topic.partitions.len()))
+    }
+
+    pub(crate) fn log_mut(&mut self, tp: &TopicPartition) -> Result<&mut UnifiedLog> {
+        let topic = self
+            .topics
+            .get_mut(&tp.topic)
+            .ok_or_else(|| BrokerError::UnknownTopic {
+                topic: tp.topic.clone(),
+            })?;
+        let count = topic.partitions.len();
+        usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get_mut(p))
+            .ok_or_else(|| unknown_partition(tp, count))
+    }
+
+    pub(crate) fn append(
+        &mut self,
+        tp: &TopicPartition,
+        batch: RecordBatch,
+    ) -> Result<LogAppendInfo> {
+        let now = self.now_ms;
+        self.log_mut(tp)?.append_as_leader(batch, now)
+    }
+
+    pub(crate) fn forget_partitions_of(&mut self, topic: &str) {
+        self.cleaner_checkpoints.retain(|tp, _| tp.topic != topic);
+    }
+
+    fn run_cleaner(&mut self) -> Vec<CleaningResult> {
+        let now = self.now_ms;
+        let retention = self.config.tombstone_retention;
+        let mut done = Vec::new();
+        let mut cleaned: Vec<TopicPartition> = Vec::new();
+        loop {
+            // Kafka's grabFilthiestCompactedLog: the cleanable log with the
+            // highest dirty ratio (the first in name order on a tie).
+            let mut filthiest: Option<(TopicPartition, LogToClean)> = None;
+            for topic in self.topics.values() {
+                if !topic.config.cleanup_policy.compact() {
+                    continue;
+                }
+                for log in &topic.partitions {
+                    let tp = log.topic_partition();
+                    if cleaned.contains(tp) {
+                        continue;
+                    }
+                    let to_clean =
+                        LogToClean::measure(log, self.cleaner_checkpoints.get(tp).copied(), now);
+                    if !to_clean.is_cleanable(log.config().min_cleanable_dirty_ratio) {
+                        continue;
+                    }
+                    let better = filthiest.as_ref().is_none_or(|(_, best)| {
+                        to_clean.cleanable_ratio() > best.cleanable_ratio()
+                    });
+                    if better {
+                        filthiest = Some((tp.clone(), to_clean));
+                    }
+                }
+            }
+            let Some((tp, to_clean)) = filthiest else {
+                break;
+            };
+            cleaned.push(tp.clone());
+            let Ok(log) = self.log_mut(&tp) else {
+                continue;
+            };
+            if let Some(result) = cleaner::clean(log, &to_clean, now, retention) {
+                self.cleaner_checkpoints.insert(tp, result.end_offset);
+                done.push(result);
+            }
+        }
+        // The cleaner also runs retention for logs that compact and delete.
+        for topic in self.topics.values_mut() {
+            if topic.config.cleanup_policy.compact() && topic.config.cleanup_policy.delete() {
+                for log in &mut topic.partitions {
+                    log.delete_old_segments(now);
+                }
+            }
+        }
+        self.cleanings.extend(done.iter().cloned());
+        done
+    }
+
+    fn run_retention(&mut self) -> usize {
+        let now = self.now_ms;
+        self.topics
+            .values_mut()
+            .flat_map(|t| t.partitions.iter_mut())
+            .map(|log| log.delete_old_segments(now).total())
+            .sum()
+    }
+}
+
+pub(crate) fn unknown_partition(tp: &TopicPartition, partitions: usize) -> BrokerError {
+    BrokerError::UnknownPartition {
+        topic: tp.topic.clone(),
+        partition: tp.partition,
+        partitions: i32::try_from(partitions).unwrap_or(i32::MAX),
+    }
+}

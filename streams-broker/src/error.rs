@@ -1,0 +1,179 @@
+//! The broker's errors, one variant per Kafka error code that a client of
+//! the simulated cluster can meet, each naming the topic, partition,
+//! offset, group or config involved and saying what to do.
+//!
+//! ```
+//! use streams_broker::{BrokerError, Cluster, NewTopic, TopicPartition};
+//!
+//! let cluster = Cluster::new();
+//! let admin = cluster.admin();
+//! admin.create_topic(NewTopic::new("orders", 1))?;
+//! let err = admin.delete_records_before(&TopicPartition::new("orders", 0), 5).unwrap_err();
+//! assert!(matches!(err, BrokerError::OffsetOutOfRange { offset: 5, .. }));
+//! assert_eq!(
+//!     err.to_string(),
+//!     "offset 5 of partition orders-0 is out of range: the log holds 0..0 \
+//!      (log start offset 0, high watermark 0)"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::log::ConfigError;
+use crate::record::CorruptRecordError;
+
+/// The result type of the broker and its clients.
+pub type Result<T, E = BrokerError> = std::result::Result<T, E>;
+
+/// What went wrong in a request to the simulated cluster, after Kafka's
+/// error codes (`UNKNOWN_TOPIC_OR_PARTITION`, `OFFSET_OUT_OF_RANGE`,
+/// `POLICY_VIOLATION`, ...).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrokerError {
+    /// The topic does not exist (`UNKNOWN_TOPIC_OR_PARTITION`).
+    #[error("unknown topic {topic}: create it first with Admin::create_topic")]
+    UnknownTopic {
+        /// The topic asked for.
+        topic: String,
+    },
+    /// The topic exists but has no such partition
+    /// (`UNKNOWN_TOPIC_OR_PARTITION`).
+    #[error(
+        "unknown partition {topic}-{partition}: the topic has {partitions} partition(s), numbered from 0"
+    )]
+    UnknownPartition {
+        /// The topic.
+        topic: String,
+        /// The partition asked for.
+        partition: i32,
+        /// How many partitions the topic has.
+        partitions: i32,
+    },
+    /// A topic of that name exists already (`TOPIC_ALREADY_EXISTS`).
+    #[error("topic {topic} already exists")]
+    TopicAlreadyExists {
+        /// The topic.
+        topic: String,
+    },
+    /// The topic name is not legal (`INVALID_TOPIC_EXCEPTION`).
+    #[error("invalid topic name {topic:?}: {reason}")]
+    InvalidTopic {
+        /// The name given.
+        topic: String,
+        /// Why Kafka refuses it.
+        reason: String,
+    },
+    /// The partition count is below 1 (`INVALID_PARTITIONS`).
+    #[error("invalid partition count {partitions} for topic {topic}: it must be at least 1")]
+    InvalidPartitions {
+        /// The topic.
+        topic: String,
+        /// The partition count given.
+        partitions: i32,
+    },
+    /// The replication factor cannot be met (`INVALID_REPLICATION_FACTOR`).
+    #[error(
+        "unable to replicate topic {topic} {replication_factor} time(s): the target replication factor of {replication_factor} cannot be reached because only {brokers} broker(s) are registered"
+    )]
+    InvalidReplicationFactor {
+        /// The topic.
+        topic: String,
+        /// The replication factor asked for.
+        replication_factor: i16,
+        /// How many brokers the cluster has.
+        brokers: usize,
+    },
+    /// A topic config is unknown or has an invalid value
+    /// (`INVALID_CONFIG`).
+    #[error("topic {topic}: {source}")]
+    InvalidConfig {
+        /// The topic.
+        topic: String,
+        /// The config, the value and the allowed range.
+        source: ConfigError,
+    },
+    /// An offset below the log start offset or above the high watermark
+    /// (`OFFSET_OUT_OF_RANGE`).
+    #[error(
+        "offset {offset} of partition {topic}-{partition} is out of range: the log holds {log_start_offset}..{high_watermark} (log start offset {log_start_offset}, high watermark {high_watermark})"
+    )]
+    OffsetOutOfRange {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The offset asked for.
+        offset: i64,
+        /// The partition's log start offset.
+        log_start_offset: i64,
+        /// The partition's high watermark.
+        high_watermark: i64,
+    },
+    /// Deleting records from a topic whose `cleanup.policy` lacks `delete`
+    /// (`POLICY_VIOLATION`).
+    #[error(
+        "records of partition {topic}-{partition} can not be deleted due to the configured policy (cleanup.policy={policy}); add delete to the topic's cleanup.policy to allow it"
+    )]
+    PolicyViolation {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The topic's `cleanup.policy`.
+        policy: String,
+    },
+    /// A batch larger than the topic's `max.message.bytes`
+    /// (`MESSAGE_TOO_LARGE`).
+    #[error(
+        "the batch for partition {topic}-{partition} is {size} bytes, larger than the topic's max.message.bytes of {max}; raise max.message.bytes or send smaller records"
+    )]
+    RecordTooLarge {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The batch's size in bytes.
+        size: usize,
+        /// The topic's `max.message.bytes`.
+        max: i32,
+    },
+    /// A consumer has no position and no committed offset, and its
+    /// `auto.offset.reset` is `none` (`NoOffsetForPartitionException`).
+    #[error(
+        "undefined offset with no reset policy for partition {topic}-{partition}: commit an offset, seek, or set auto.offset.reset to earliest or latest"
+    )]
+    NoOffsetForPartition {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// An operation that needs a `group.id` on a consumer without one
+    /// (`InvalidGroupIdException`).
+    #[error("{operation} needs a consumer group: set group_id in the ConsumerConfig")]
+    GroupIdRequired {
+        /// What was attempted (`subscribe`, `commit`, ...).
+        operation: &'static str,
+    },
+    /// A consumer operation on a partition it is not assigned
+    /// (`IllegalStateException: No current assignment for partition`).
+    #[error(
+        "no current assignment for partition {topic}-{partition}: assign or subscribe to it first"
+    )]
+    NotAssigned {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// A stored batch failed its checks.
+    #[error("partition {topic}-{partition}: {source}")]
+    CorruptRecord {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// What is wrong with the batch.
+        source: CorruptRecordError,
+    },
+}

@@ -1,0 +1,57 @@
+//! A simulated Kafka broker, bytes-level and deterministic, for tests that
+//! need what a real broker does to data over time: partitioned logs whose
+//! offsets never go back, segments that roll, retention that deletes, a
+//! log cleaner that keeps the latest value per key and removes tombstones
+//! exactly when Kafka would (KIP-534, with the pre-fix KAFKA-8522 rule
+//! beside it), and delete-records (KAFKA-5925's ground), all on a mock
+//! clock that only the test moves.
+//!
+//! Why a crate of its own: Kafka's layering. The client API (producer,
+//! consumer, admin, records and batches) is the floor; this broker is one
+//! implementation behind it, a real cluster another. It knows nothing of
+//! Streams: `streams-test` depends on it (typed records through serdes at
+//! the boundary), never the reverse.
+//!
+//! The core types:
+//! - [`Cluster`]: the brokers' state and the mock clock; hands out clients.
+//! - [`Producer`], [`Consumer`], [`Admin`]: Kafka's three clients.
+//! - [`record::RecordBatch`]: Kafka's v2 batch, byte for byte.
+//! - [`log::UnifiedLog`] and [`cleaner`]: a partition's log and its
+//!   compaction.
+//!
+//! ```
+//! use streams_broker::{AutoOffsetReset, Cluster, ConsumerConfig, NewTopic, ProducerRecord, TopicPartition};
+//!
+//! let cluster = Cluster::new();
+//! cluster.admin().create_topic(NewTopic::new("greetings", 1))?;
+//! let sent = cluster.producer().send(ProducerRecord::new("greetings", "en", "hello"))?;
+//! assert_eq!((sent.partition, sent.offset), (0, 0));
+//!
+//! let mut consumer = cluster.consumer(ConsumerConfig::new().auto_offset_reset(AutoOffsetReset::Earliest));
+//! consumer.assign([TopicPartition::new("greetings", 0)]);
+//! let records = consumer.poll()?;
+//! assert_eq!(records[0].value.as_deref(), Some(&b"hello"[..]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod cleaner;
+pub mod clients;
+pub mod cluster;
+pub mod error;
+pub mod inspect;
+pub mod log;
+pub mod partitioner;
+pub mod record;
+mod topic_partition;
+
+pub use cleaner::{CleaningResult, TombstoneRetention};
+pub use clients::{
+    Admin, AlterConfigOp, AutoOffsetReset, ConfigEntry, Consumer, ConsumerConfig, ConsumerRecord,
+    ListedOffset, NewTopic, OffsetSpec, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
+};
+pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};
+pub use error::{BrokerError, Result};
+pub use inspect::{LogDump, LogInfo, SegmentInfo};
+pub use topic_partition::TopicPartition;

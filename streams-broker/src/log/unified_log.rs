@@ -1,0 +1,398 @@
+//! One partition's log (Kafka's `UnifiedLog`): segments in offset order,
+//! the log start offset, the log end offset and the high watermark, and
+//! the operations that move them: append, roll, read, retention and
+//! delete-records.
+//!
+//! Offsets are given by the log, one per record, and never renumbered:
+//! the cleaner leaves gaps, retention and delete-records move the log start
+//! offset forward, never back.
+
+use crate::error::{BrokerError, Result};
+use crate::log::{LogConfig, LogSegment};
+use crate::record::{LogRecord, RecordBatch, TimestampType};
+use crate::topic_partition::TopicPartition;
+
+/// What an append did (Kafka's `LogAppendInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogAppendInfo {
+    /// The offset of the batch's first record.
+    pub first_offset: i64,
+    /// The offset of the batch's last record.
+    pub last_offset: i64,
+    /// The batch's largest timestamp, as stored.
+    pub max_timestamp: i64,
+    /// The broker's time stamped on the batch, for `LogAppendTime` topics.
+    pub log_append_time: Option<i64>,
+    /// How many records the batch held.
+    pub record_count: i32,
+}
+
+/// Why segments were deleted by [`UnifiedLog::delete_old_segments`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SegmentDeletions {
+    /// Segments wholly below the log start offset.
+    pub log_start_offset_breached: usize,
+    /// Segments removed to bring the log under `retention.bytes`.
+    pub size_breached: usize,
+    /// Segments whose records are all older than `retention.ms`.
+    pub time_breached: usize,
+}
+
+impl SegmentDeletions {
+    /// All segments deleted.
+    pub fn total(&self) -> usize {
+        self.log_start_offset_breached + self.size_breached + self.time_breached
+    }
+}
+
+/// A partition's log.
+#[derive(Debug, Clone)]
+pub struct UnifiedLog {
+    topic_partition: TopicPartition,
+    config: LogConfig,
+    segments: Vec<LogSegment>,
+    log_start_offset: i64,
+    log_end_offset: i64,
+    high_watermark: i64,
+    leader_epoch: i32,
+}
+
+impl UnifiedLog {
+    /// An empty log with one empty segment at offset 0.
+    pub fn new(topic_partition: TopicPartition, config: LogConfig, now_ms: i64) -> Self {
+        Self {
+            topic_partition,
+            config,
+            segments: vec![LogSegment::new(0, now_ms)],
+            log_start_offset: 0,
+            log_end_offset: 0,
+            high_watermark: 0,
+            leader_epoch: 0,
+        }
+    }
+
+    /// The topic and partition.
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.topic_partition
+    }
+
+    /// The log's topic configs.
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    pub(crate) fn set_config(&mut self, config: LogConfig) {
+        self.config = config;
+    }
+
+    /// The first offset a consumer may read.
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+
+    /// The offset the next record will get.
+    pub fn log_end_offset(&self) -> i64 {
+        self.log_end_offset
+    }
+
+    /// The offset up to which records are committed and readable (the log
+    /// end offset on a single broker).
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark
+    }
+
+    /// The leader epoch stamped on appended batches.
+    pub fn leader_epoch(&self) -> i32 {
+        self.leader_epoch
+    }
+
+    /// The segments, oldest first; never empty, the last is the active one.
+    pub fn segments(&self) -> &[LogSegment] {
+        &self.segments
+    }
+
+    /// The active segment, the one appends go to.
+    pub fn active_segment(&self) -> &LogSegment {
+        // `segments` is never empty: every operation that removes segments
+        // rolls a new one first.
+        &self.segments[self.segments.len() - 1]
+    }
+
+    fn active_segment_mut(&mut self) -> &mut LogSegment {
+        let last = self.segments.len() - 1;
+        &mut self.segments[last]
+    }
+
+    /// The log's size in bytes.
+    pub fn size(&self) -> usize {
+        self.segments.iter().map(LogSegment::size).sum()
+    }
+
+    fn error_out_of_range(&self, offset: i64) -> BrokerError {
+        BrokerError::OffsetOutOfRange {
+            topic: self.topic_partition.topic.clone(),
+            partition: self.topic_partition.partition,
+            offset,
+            log_start_offset: self.log_start_offset,
+            high_watermark: self.high_watermark,
+        }
+    }
+
+    /// Appends a batch as the leader: checks its size against
+    /// `max.message.bytes`, assigns offsets from the log end offset, stamps
+    /// the leader epoch (and the broker's time on `LogAppendTime` topics),
+    /// rolls the active segment when the batch does not fit or it has
+    /// waited `segment.ms`, and moves the log end offset and the high
+    /// watermark past it.
+    ///
+    /// # Errors
+    /// [`BrokerError::RecordTooLarge`] for a batch above
+    /// `max.message.bytes`; nothing is appended then.
+    pub fn append_as_leader(&mut self, batch: RecordBatch, now_ms: i64) -> Result<LogAppendInfo> {
+        let size = batch.size_in_bytes();
+        if size > usize::try_from(self.config.max_message_bytes).unwrap_or(0) {
+            return Err(BrokerError::RecordTooLarge {
+                topic: self.topic_partition.topic.clone(),
+                partition: self.topic_partition.partition,
+                size,
+                max: self.config.max_message_bytes,
+            });
+        }
+        let mut batch = batch.with_base_offset(self.log_end_offset);
+        let mut log_append_time = None;
+        if self.config.message_timestamp_type == TimestampType::LogAppendTime {
+            batch = batch.with_log_append_time(now_ms);
+            log_append_time = Some(now_ms);
+        }
+        if batch.partition_leader_epoch() != self.leader_epoch {
+            batch = batch.with_partition_leader_epoch(self.leader_epoch);
+        }
+        self.maybe_roll(size, batch.max_timestamp(), now_ms);
+        let info = LogAppendInfo {
+            first_offset: batch.base_offset(),
+            last_offset: batch.last_offset(),
+            max_timestamp: batch.max_timestamp(),
+            log_append_time,
+            record_count: batch.record_count(),
+        };
+        self.log_end_offset = batch.next_offset();
+        self.active_segment_mut().append(batch, now_ms);
+        self.high_watermark = self.log_end_offset;
+        Ok(info)
+    }
+
+    fn maybe_roll(&mut self, batch_size: usize, incoming_max_timestamp: i64, now_ms: i64) {
+        let (bytes, ms) = (self.config.segment_bytes, self.config.segment_ms);
+        if self
+            .active_segment()
+            .should_roll(bytes, ms, batch_size, incoming_max_timestamp, now_ms)
+        {
+            self.roll(now_ms);
+        }
+    }
+
+    /// Starts a new active segment at the log end offset (nothing happens
+    /// when the active segment is empty).
+    pub fn roll(&mut self, now_ms: i64) {
+        if self.active_segment().size() == 0 {
+            return;
+        }
+        self.segments
+            .push(LogSegment::new(self.log_end_offset, now_ms));
+    }
+
+    /// The batches a fetch from `start_offset` returns: those holding
+    /// offsets from `start_offset` up to the high watermark, until
+    /// `max_records` records at or after `start_offset` are covered.
+    /// A fetch at the high watermark returns nothing.
+    ///
+    /// # Errors
+    /// [`BrokerError::OffsetOutOfRange`] when `start_offset` is below the
+    /// log start offset or above the log end offset.
+    pub fn read(&self, start_offset: i64, max_records: usize) -> Result<Vec<RecordBatch>> {
+        if start_offset < self.log_start_offset || start_offset > self.log_end_offset {
+            return Err(self.error_out_of_range(start_offset));
+        }
+        let mut out = Vec::new();
+        let mut records = 0usize;
+        let first = self
+            .segments
+            .partition_point(|s| s.next_offset() <= start_offset);
+        for segment in &self.segments[first..] {
+            let batches = segment.batches();
+            let from = batches.partition_point(|b| b.next_offset() <= start_offset);
+            for batch in &batches[from..] {
+                if batch.next_offset() > self.high_watermark || records >= max_records {
+                    return Ok(out);
+                }
+                let skipped = if batch.base_offset() < start_offset {
+                    batch
+                        .records()
+                        .take_while(|r| r.offset < start_offset)
+                        .count()
+                } else {
+                    0
+                };
+                records += (batch.record_count() as usize).saturating_sub(skipped);
+                out.push(batch.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every record the log holds from the log start offset, in offset
+    /// order (for tests and inspection).
+    pub fn records(&self) -> Vec<LogRecord> {
+        self.segments
+            .iter()
+            .flat_map(|s| s.batches().iter())
+            .filter(|b| !b.is_control())
+            .flat_map(RecordBatch::records)
+            .filter(|r| r.offset >= self.log_start_offset)
+            .collect()
+    }
+
+    /// Moves the log start offset to `offset` if that is higher (Kafka's
+    /// `maybeIncrementLogStartOffset`); returns the log start offset.
+    ///
+    /// # Errors
+    /// [`BrokerError::OffsetOutOfRange`] when `offset` is above the high
+    /// watermark; nothing changes then.
+    pub fn maybe_increment_log_start_offset(&mut self, offset: i64) -> Result<i64> {
+        if offset > self.high_watermark {
+            return Err(self.error_out_of_range(offset));
+        }
+        if offset > self.log_start_offset {
+            self.log_start_offset = offset;
+        }
+        Ok(self.log_start_offset)
+    }
+
+    /// The first offset whose record has a timestamp at or after
+    /// `timestamp`, with that record's timestamp (Kafka's
+    /// `fetchOffsetByTimestamp`); `None` when no record is that late.
+    pub fn offset_for_timestamp(&self, timestamp: i64) -> Option<(i64, i64)> {
+        self.segments
+            .iter()
+            .filter(|s| s.largest_timestamp() >= timestamp)
+            .flat_map(|s| s.batches().iter())
+            .filter(|b| !b.is_control() && b.max_timestamp() >= timestamp)
+            .flat_map(RecordBatch::records)
+            .find(|r| r.offset >= self.log_start_offset && r.timestamp >= timestamp)
+            .map(|r| (r.offset, r.timestamp))
+    }
+
+    /// Runs retention as Kafka's `deleteOldSegments` does: segments wholly
+    /// below the log start offset always go; with `delete` in
+    /// `cleanup.policy`, the oldest segments go while the log is larger than
+    /// `retention.bytes`, and while all their records are older than
+    /// `retention.ms`. A segment at or above the high watermark is never
+    /// deleted; when every segment goes, an empty one is rolled first, so
+    /// the log start offset becomes the log end offset.
+    pub fn delete_old_segments(&mut self, now_ms: i64) -> SegmentDeletions {
+        let mut deletions = SegmentDeletions {
+            log_start_offset_breached: self.delete_log_start_offset_breached(now_ms),
+            ..SegmentDeletions::default()
+        };
+        if self.config.cleanup_policy.delete() {
+            deletions.size_breached = self.delete_size_breached(now_ms);
+            deletions.time_breached = self.delete_time_breached(now_ms);
+        }
+        deletions
+    }
+
+    fn delete_log_start_offset_breached(&mut self, now_ms: i64) -> usize {
+        let log_start = self.log_start_offset;
+        self.delete_segments_while(now_ms, |segment, next| {
+            let _ = segment;
+            next.is_some_and(|n| n.base_offset() <= log_start)
+        })
+    }
+
+    fn delete_size_breached(&mut self, now_ms: i64) -> usize {
+        let retention = self.config.retention_bytes;
+        let size = i64::try_from(self.size()).unwrap_or(i64::MAX);
+        if retention < 0 || size < retention {
+            return 0;
+        }
+        let mut diff = size - retention;
+        self.delete_segments_while(now_ms, move |segment, _| {
+            let segment_size = i64::try_from(segment.size()).unwrap_or(i64::MAX);
+            if diff - segment_size >= 0 {
+                diff -= segment_size;
+                true
+            } else {
+                false
+            }
+        })
+    }
+
+    fn delete_time_breached(&mut self, now_ms: i64) -> usize {
+        let retention = self.config.retention_ms;
+        if retention < 0 {
+            return 0;
+        }
+        self.delete_segments_while(now_ms, |segment, _| {
+            now_ms.saturating_sub(segment.largest_timestamp()) > retention
+        })
+    }
+
+    /// Kafka's `deletableSegments` + `deleteSegments`: the leading segments
+    /// for which `predicate` holds, below the high watermark, never an empty
+    /// active segment.
+    fn delete_segments_while(
+        &mut self,
+        now_ms: i64,
+        mut predicate: impl FnMut(&LogSegment, Option<&LogSegment>) -> bool,
+    ) -> usize {
+        let mut deletable = 0;
+        for (i, segment) in self.segments.iter().enumerate() {
+            let next = self.segments.get(i + 1);
+            let is_last_and_empty = next.is_none() && segment.size() == 0;
+            let upper_bound = next.map_or(self.log_end_offset, LogSegment::base_offset);
+            let eligible = self.high_watermark >= upper_bound && predicate(segment, next);
+            if eligible && !is_last_and_empty {
+                deletable += 1;
+            } else {
+                break;
+            }
+        }
+        if deletable == 0 {
+            return 0;
+        }
+        if deletable == self.segments.len() {
+            self.segments
+                .push(LogSegment::new(self.log_end_offset, now_ms));
+        }
+        self.segments.drain(..deletable);
+        let new_start = self.segments[0].base_offset();
+        if new_start > self.log_start_offset {
+            self.log_start_offset = new_start;
+        }
+        deletable
+    }
+
+    /// Replaces the segments whose base offsets are in `replaced` (a
+    /// contiguous run, as the cleaner groups them) with `cleaned`.
+    pub(crate) fn replace_segments(
+        &mut self,
+        first_index: usize,
+        count: usize,
+        cleaned: LogSegment,
+    ) {
+        self.segments
+            .splice(first_index..first_index + count, std::iter::once(cleaned));
+    }
+
+    /// The indexes of the segments that overlap offsets `[from, to)`.
+    pub(crate) fn segment_range(&self, from: i64, to: i64) -> std::ops::Range<usize> {
+        // Kafka's `logSegments(from, to)`: from the segment holding `from`
+        // (the last one based at or below it) to the last based below `to`.
+        let start = self
+            .segments
+            .partition_point(|s| s.base_offset() <= from)
+            .saturating_sub(1);
+        let end = self.segments.partition_point(|s| s.base_offset() < to);
+        start..end.max(start)
+    }
+}
