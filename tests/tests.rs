@@ -16,6 +16,7 @@ mod properties;
 mod readme_example;
 mod readme_stateful;
 mod record_cache;
+mod repartition_required;
 mod stream_joins;
 mod support;
 mod topics;

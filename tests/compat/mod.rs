@@ -20,6 +20,7 @@
 mod scenarios_errors;
 mod scenarios_joins;
 mod scenarios_processor_api;
+mod scenarios_repartition;
 mod scenarios_serde;
 mod scenarios_stateful;
 mod scenarios_stateless;
@@ -84,6 +85,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_stateful::SCENARIOS,
         scenarios_joins::SCENARIOS,
         scenarios_windows::SCENARIOS,
+        scenarios_repartition::SCENARIOS,
     ]
     .concat()
 }

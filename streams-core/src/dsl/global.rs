@@ -200,7 +200,9 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let (_, getter) = (table.getter)();
         let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<KG>> =
             Rc::new(move |k, v| key_selector(k, v).into());
-        let mut out = self.add_processor(
+        // The result keeps the stream's key, and so its repartition mark
+        // (Kafka's `globalTableJoin`), as `add_processor` carries it.
+        self.add_processor(
             name,
             move || StreamTableJoin {
                 key_of: key_of.clone(),
@@ -210,9 +212,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             },
             self.key_serde.clone(),
             None,
-        );
-        out.repartition_required = self.repartition_required;
-        out
+        )
     }
 
     /// Joins each record with the row of `table` whose key `key_selector`

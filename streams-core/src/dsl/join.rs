@@ -190,7 +190,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         };
         let (stores, getter) = (table.getter)();
         let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<K>> = Rc::new(|k, _| k.cloned());
-        let out = stream.add_processor(
+        let mut out = stream.add_processor(
             name.clone(),
             move || StreamTableJoin {
                 key_of: key_of.clone(),
@@ -201,6 +201,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
             key_serde,
             None,
         );
+        // The stream is partitioned like the table now (Kafka's
+        // `doStreamTableJoin` returns an unmarked stream).
+        out.repartition_required = false;
         let stores: Vec<&str> = stores.iter().map(String::as_str).collect();
         self.builder().with_topology(|t| {
             t.connect_processor_and_state_stores(&name, &stores)

@@ -30,6 +30,89 @@ use crate::topology::{SinkTopic, TopicName, TopicNameExtractor, extractor_parts}
 /// assert_eq!(builder.build()?.node_names()[2], "shout");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Repartitioning after a key change
+/// A stream whose key may have changed carries a mark, Kafka's
+/// `repartitionRequired`: grouping it ([`group_by_key`](KStream::group_by_key))
+/// or joining it with a table or a stream first sends it through a
+/// repartition topic, so that each key reaches the partition its
+/// aggregation or join reads. As in Kafka's `KStreamImpl`:
+///
+/// | the mark | operators |
+/// |---|---|
+/// | set | `map`, `flat_map`, `select_key`, `process`, `group_by` |
+/// | kept | `filter`, `filter_not`, `peek`, `map_values(_with_key)`, `flat_map_values(_with_key)`, the branches of `split`, `join_global`, `left_join_global` |
+/// | either side's | `merge` (marked if this stream or the other is) |
+/// | cleared | `repartition(_with)`, `join`/`left_join` with a table, the stream-stream joins, streams from the builder and from `KTable::to_stream` |
+///
+/// So `map(..).filter(..).group_by_key()` counts through a repartition
+/// topic, and `select_key(..).repartition()` does not need a second one:
+///
+/// ```
+/// use streams_core::{KStream, StreamsBuilder};
+///
+/// /// How many repartition topics counting `op(stream("in"))` by key
+/// /// needs (a repartition topic is a sink's `topic: ..-repartition`).
+/// fn repartitions(op: impl FnOnce(KStream<String, String>) -> KStream<String, String>) -> usize {
+///     let builder = StreamsBuilder::new();
+///     op(builder.stream("in")).group_by_key().count();
+///     let described = builder.build().unwrap().describe().to_string();
+///     described.matches("-repartition)").count()
+/// }
+/// let rekey = |s: KStream<String, String>| s.select_key(|_, v| v.clone());
+/// let table = |s: &KStream<String, String>| s.builder().table::<String, String>("t");
+/// let global = |s: &KStream<String, String>| s.builder().global_table::<String, String>("g");
+/// // Set by a key change, kept by what follows it:
+/// assert_eq!(repartitions(|s| s.filter(|_, _| true)), 0);
+/// assert_eq!(repartitions(|s| s.map(|_, v| (v.clone(), v.clone())).filter(|_, _| true)), 1);
+/// assert_eq!(repartitions(|s| s.flat_map(|_, v| [(v.clone(), v.clone())]).peek(|_, _| ())), 1);
+/// assert_eq!(repartitions(|s| rekey(s).filter_not(|_, v| v.is_empty())), 1);
+/// assert_eq!(repartitions(|s| rekey(s).map_values(|v| v.to_uppercase())), 1);
+/// assert_eq!(repartitions(|s| rekey(s).flat_map_values(|v| [v.clone()])), 1);
+/// assert_eq!(repartitions(|s| rekey(s).split().default_branch("b").remove("KSTREAM-BRANCH-0000000002b").unwrap()), 1);
+/// assert_eq!(repartitions(|s| { let g = global(&s); rekey(s).join_global(&g, |_, v| v.clone(), |v, _| v.clone()) }), 1);
+/// // Either side's for a merge:
+/// assert_eq!(repartitions(|s| s.clone().merge(&rekey(s))), 1);
+/// assert_eq!(repartitions(|s| rekey(s.clone()).merge(&s)), 1);
+/// assert_eq!(repartitions(|s| s.clone().merge(&s)), 0);
+/// // Cleared by a repartition topic: only the one before the join or the explicit one.
+/// assert_eq!(repartitions(|s| rekey(s).repartition().filter(|_, _| true)), 1);
+/// assert_eq!(repartitions(|s| { let t = table(&s); rekey(s).join(&t, |v, _| v.clone()) }), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The same with the driver: the re-keyed records reach the count through
+/// the repartition topic, named after the count's store.
+///
+/// ```
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::StreamsBuilder;
+/// use streams_test::{KeyValue, TopologyTestDriver};
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<String, String>("in")
+///     .map(|_, v| (v.chars().take(1).collect::<String>(), v.clone()))
+///     .filter(|_, v| v.len() > 1)
+///     .group_by_key()
+///     .count()
+///     .to_stream()
+///     .to("out");
+/// let driver = TopologyTestDriver::new(builder.build()?)?;
+/// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+/// let out = driver.create_output_topic("out", StringSerde, I64Serde);
+/// input.pipe_key_values([("k1", "ab"), ("k2", "a"), ("k3", "ac")]);
+/// assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("a", 1), KeyValue::pair("a", 2)]);
+/// assert_eq!(
+///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+///     [
+///         "out",
+///         "test-app-KSTREAM-AGGREGATE-STATE-STORE-0000000003-changelog",
+///         "test-app-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition",
+///     ]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct KStream<K, V> {
     builder: StreamsBuilder,
     pub(crate) node: String,
@@ -114,7 +197,10 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         }
     }
 
-    /// Adds a processor node under this stream and returns its output stream.
+    /// Adds a processor node under this stream and returns its output
+    /// stream, which keeps this stream's repartition mark: an operator that
+    /// changes the key sets it on the result, one that ends in a
+    /// repartition topic clears it.
     pub(crate) fn add_processor<KR, VR, P, F>(
         &self,
         name: String,
@@ -132,7 +218,9 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         self.builder.with_topology(|t| {
             t.add_typed_processor::<K, V, KR, VR, P, F>(&name, supplier, &[&parent])
         });
-        KStream::new(self.builder.clone(), name, key_serde, value_serde)
+        let mut out = KStream::new(self.builder.clone(), name, key_serde, value_serde);
+        out.repartition_required = self.repartition_required;
+        out
     }
 
     /// Keeps the records for which `predicate` is true, Kafka's `filter`.
@@ -322,12 +410,14 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 &[&parents[0], &parents[1]],
             )
         });
-        KStream::new(
+        let mut out = KStream::new(
             self.builder.clone(),
             name,
             self.key_serde.clone(),
             self.value_serde.clone(),
-        )
+        );
+        out.repartition_required = self.repartition_required || other.repartition_required;
+        out
     }
 
     /// Attaches a custom processor, Kafka's `process`.

@@ -108,13 +108,15 @@ impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
             self.source.key_serde.clone(),
             self.source.value_serde.clone(),
         );
-        let stream = KStream::new(
+        let mut splitter = KStream::new(
             self.source.builder().clone(),
             self.splitter.clone(),
             ks.clone(),
             vs.clone(),
-        )
-        .add_processor::<K, V, _, _>(child.clone(), || PassThrough, ks, vs);
+        );
+        // A branch keeps the split stream's repartition mark, as in Kafka.
+        splitter.repartition_required = self.source.repartition_required;
+        let stream = splitter.add_processor::<K, V, _, _>(child.clone(), || PassThrough, ks, vs);
         match branched.chain {
             Some(chain) => {
                 if let Some(s) = chain(stream) {

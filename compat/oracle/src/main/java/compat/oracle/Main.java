@@ -38,7 +38,8 @@ public final class Main {
         ErrorScenarios.class,
         StatefulScenarios.class,
         JoinScenarios.class,
-        WindowScenarios.class
+        WindowScenarios.class,
+        RepartitionScenarios.class
     );
 
     private Main() {}
