@@ -118,9 +118,17 @@ impl StickyPartitioner {
     /// A sticky partitioner over `num_partitions` partitions that switches
     /// after `batch_size` bytes (a `batch.size` of 0 counts as 1, as Kafka's
     /// producer takes `max(1, batch.size)`).
-    pub fn new(num_partitions: i32, batch_size: usize) -> Result<StickyPartitioner, PartitionerError> {
+    pub fn new(
+        num_partitions: i32,
+        batch_size: usize,
+    ) -> Result<StickyPartitioner, PartitionerError> {
         check(num_partitions)?;
-        Ok(StickyPartitioner { num_partitions, batch_size: batch_size.max(1), current: 0, produced_bytes: 0 })
+        Ok(StickyPartitioner {
+            num_partitions,
+            batch_size: batch_size.max(1),
+            current: 0,
+            produced_bytes: 0,
+        })
     }
 
     /// The partition for the next record of `record_size_bytes` bytes; the
@@ -172,7 +180,10 @@ impl Default for DefaultPartitioner {
 impl DefaultPartitioner {
     /// A partitioner whose sticky partitions switch after `batch_size` bytes.
     pub fn new(batch_size: usize) -> DefaultPartitioner {
-        DefaultPartitioner { batch_size, sticky: BTreeMap::new() }
+        DefaultPartitioner {
+            batch_size,
+            sticky: BTreeMap::new(),
+        }
     }
 
     /// The partition for a record with `key` (or none) of
@@ -200,6 +211,7 @@ impl DefaultPartitioner {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -211,11 +223,19 @@ mod tests {
             (b"foobar", -790332482),
             (b"a-little-bit-long-string", -985981536),
             (b"a-little-bit-longer-string", -1486304829),
-            (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+            (
+                b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
+                -58897971,
+            ),
             (b"abc", 479470107),
         ];
         for &(data, expected) in cases {
-            assert_eq!(murmur2(data), expected, "murmur2({:?})", String::from_utf8_lossy(data));
+            assert_eq!(
+                murmur2(data),
+                expected,
+                "murmur2({:?})",
+                String::from_utf8_lossy(data)
+            );
         }
     }
 
@@ -233,7 +253,10 @@ mod tests {
         assert_eq!(partition_for_key(b"", 1), Ok(0));
         for n in [0, -1, i32::MIN] {
             let err = partition_for_key(b"k", n).unwrap_err();
-            assert_eq!(err, PartitionerError::InvalidPartitionCount { num_partitions: n });
+            assert_eq!(
+                err,
+                PartitionerError::InvalidPartitionCount { num_partitions: n }
+            );
         }
         assert_eq!(
             PartitionerError::InvalidPartitionCount { num_partitions: 0 }.to_string(),
@@ -248,7 +271,10 @@ mod tests {
         // 40, 80, 120 >= 100: three records per partition, in order, wrapping.
         assert_eq!(picks, [0, 0, 0, 1, 1, 1, 2, 2, 2, 0, 0, 0]);
         let mut one = StickyPartitioner::new(1, 0).unwrap();
-        assert_eq!((0..3).map(|_| one.partition(0)).collect::<Vec<_>>(), [0, 0, 0]);
+        assert_eq!(
+            (0..3).map(|_| one.partition(0)).collect::<Vec<_>>(),
+            [0, 0, 0]
+        );
         assert!(StickyPartitioner::new(0, 10).is_err());
         let mut big = StickyPartitioner::new(2, 10).unwrap();
         assert_eq!([big.partition(usize::MAX), big.partition(1)], [0, 1]);

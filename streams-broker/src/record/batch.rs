@@ -7,8 +7,8 @@ use bytes::Bytes;
 
 use super::varint::{read_varint, read_varlong};
 use super::{
-    CorruptRecordError, Header, LOG_OVERHEAD, LogRecord, MAGIC_VALUE_V2, NO_SEQUENCE, RECORD_BATCH_OVERHEAD,
-    TimestampType,
+    CorruptRecordError, Header, LOG_OVERHEAD, LogRecord, MAGIC_VALUE_V2, NO_SEQUENCE,
+    RECORD_BATCH_OVERHEAD, TimestampType,
 };
 
 pub(super) const BASE_OFFSET_OFFSET: usize = 0;
@@ -126,7 +126,11 @@ impl BatchAttributes {
 
     /// The timestamp type (bit 3).
     pub fn timestamp_type(self) -> TimestampType {
-        if self.0 & TIMESTAMP_TYPE_MASK == 0 { TimestampType::CreateTime } else { TimestampType::LogAppendTime }
+        if self.0 & TIMESTAMP_TYPE_MASK == 0 {
+            TimestampType::CreateTime
+        } else {
+            TimestampType::LogAppendTime
+        }
     }
 
     /// Whether the batch belongs to a transaction (bit 4).
@@ -187,7 +191,11 @@ impl RecordBatch {
         let base_offset = batch.base_offset();
         let declared = LOG_OVERHEAD as i64 + i64::from(batch.i32_at(LENGTH_OFFSET));
         if declared != batch.bytes.len() as i64 {
-            return Err(CorruptRecordError::LengthMismatch { base_offset, declared, actual: batch.bytes.len() });
+            return Err(CorruptRecordError::LengthMismatch {
+                base_offset,
+                declared,
+                actual: batch.bytes.len(),
+            });
         }
         let magic = batch.magic();
         if magic != MAGIC_VALUE_V2 {
@@ -196,11 +204,18 @@ impl RecordBatch {
         let stored = batch.crc();
         let computed = batch.compute_crc();
         if stored != computed {
-            return Err(CorruptRecordError::CrcMismatch { base_offset, stored, computed });
+            return Err(CorruptRecordError::CrcMismatch {
+                base_offset,
+                stored,
+                computed,
+            });
         }
         let compression = batch.attributes().compression();
         if compression != CompressionType::None {
-            return Err(CorruptRecordError::UnsupportedCompression { base_offset, compression });
+            return Err(CorruptRecordError::UnsupportedCompression {
+                base_offset,
+                compression,
+            });
         }
         let count = batch.record_count();
         if count < 0 {
@@ -211,7 +226,12 @@ impl RecordBatch {
             match read_record(&batch.bytes, pos, None) {
                 Ok((_, next)) => pos = next,
                 Err(reason) => {
-                    return Err(CorruptRecordError::InvalidRecord { base_offset, index, position: pos, reason });
+                    return Err(CorruptRecordError::InvalidRecord {
+                        base_offset,
+                        index,
+                        position: pos,
+                        reason,
+                    });
                 }
             }
         }
@@ -246,7 +266,12 @@ impl RecordBatch {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn empty_like(batch: &RecordBatch) -> RecordBatch {
-        let attributes = BatchAttributes::new(batch.timestamp_type(), batch.is_transactional(), batch.is_control(), false);
+        let attributes = BatchAttributes::new(
+            batch.timestamp_type(),
+            batch.is_transactional(),
+            batch.is_control(),
+            false,
+        );
         let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD);
         out.extend_from_slice(&batch.base_offset().to_be_bytes());
         out.extend_from_slice(&((RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32).to_be_bytes());
@@ -263,7 +288,9 @@ impl RecordBatch {
         out.extend_from_slice(&0i32.to_be_bytes());
         let crc = crc32c::crc32c(out.get(ATTRIBUTES_OFFSET..).unwrap_or_default());
         put(&mut out, CRC_OFFSET, &crc.to_be_bytes());
-        RecordBatch { bytes: Bytes::from(out) }
+        RecordBatch {
+            bytes: Bytes::from(out),
+        }
     }
 
     /// Splits bytes holding batches back to back (a log segment, a fetch
@@ -307,7 +334,10 @@ impl RecordBatch {
     }
 
     fn i16_at(&self, at: usize) -> i16 {
-        self.bytes.get(at..at + 2).and_then(|b| b.try_into().ok()).map_or(0, i16::from_be_bytes)
+        self.bytes
+            .get(at..at + 2)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, i16::from_be_bytes)
     }
 
     fn i32_at(&self, at: usize) -> i32 {
@@ -330,7 +360,8 @@ impl RecordBatch {
 
     /// The last offset the batch covers.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset().wrapping_add(i64::from(self.last_offset_delta()))
+        self.base_offset()
+            .wrapping_add(i64::from(self.last_offset_delta()))
     }
 
     /// The offset after the batch: its last offset plus one.
@@ -422,7 +453,9 @@ impl RecordBatch {
 
     /// The KIP-534 delete horizon: the base timestamp when the flag is set.
     pub fn delete_horizon_ms(&self) -> Option<i64> {
-        self.attributes().has_delete_horizon().then(|| self.base_timestamp())
+        self.attributes()
+            .has_delete_horizon()
+            .then(|| self.base_timestamp())
     }
 
     /// The records, in offset order. Key, value and header values are
@@ -443,7 +476,9 @@ impl RecordBatch {
     fn rewritten(&self, edit: impl FnOnce(&mut [u8])) -> RecordBatch {
         let mut bytes = self.bytes.to_vec();
         edit(&mut bytes);
-        RecordBatch { bytes: Bytes::from(bytes) }
+        RecordBatch {
+            bytes: Bytes::from(bytes),
+        }
     }
 
     /// This batch with another base offset, as the broker assigns offsets
@@ -465,7 +500,11 @@ impl RecordBatch {
     /// from their known flags, and a batch that already has both is
     /// returned as it is.
     #[must_use]
-    pub fn with_max_timestamp(&self, timestamp_type: TimestampType, max_timestamp: i64) -> RecordBatch {
+    pub fn with_max_timestamp(
+        &self,
+        timestamp_type: TimestampType,
+        max_timestamp: i64,
+    ) -> RecordBatch {
         if self.timestamp_type() == timestamp_type && self.max_timestamp() == max_timestamp {
             return self.clone();
         }
@@ -549,10 +588,13 @@ impl Iterator for RecordIter<'_> {
         };
         self.remaining -= 1;
         self.pos = next;
-        let slice = |range: Option<(usize, usize)>| range.map(|(start, end)| self.data.slice(start..end));
+        let slice =
+            |range: Option<(usize, usize)>| range.map(|(start, end)| self.data.slice(start..end));
         Some(LogRecord {
             offset: self.base_offset.wrapping_add(i64::from(raw.offset_delta)),
-            timestamp: self.log_append_time.unwrap_or(self.base_timestamp.wrapping_add(raw.timestamp_delta)),
+            timestamp: self
+                .log_append_time
+                .unwrap_or(self.base_timestamp.wrapping_add(raw.timestamp_delta)),
             key: slice(raw.key),
             value: slice(raw.value),
             headers,
@@ -572,7 +614,9 @@ impl ExactSizeIterator for RecordIter<'_> {}
 pub(super) fn increment_sequence(sequence: i32, increment: i32) -> i32 {
     // Java's int arithmetic, wrapping, for any delta the bytes hold.
     if sequence > i32::MAX.wrapping_sub(increment) {
-        increment.wrapping_sub(i32::MAX.wrapping_sub(sequence)).wrapping_sub(1)
+        increment
+            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+            .wrapping_sub(1)
     } else {
         sequence.wrapping_add(increment)
     }
@@ -585,11 +629,17 @@ fn put(bytes: &mut [u8], at: usize, value: &[u8]) {
 }
 
 fn i32_at(bytes: &[u8], at: usize) -> i32 {
-    bytes.get(at..at + 4).and_then(|b| b.try_into().ok()).map_or(0, i32::from_be_bytes)
+    bytes
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, i32::from_be_bytes)
 }
 
 fn i64_at(bytes: &[u8], at: usize) -> i64 {
-    bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map_or(0, i64::from_be_bytes)
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, i64::from_be_bytes)
 }
 
 /// A record's deltas and where its key and value lie in the batch.
@@ -602,8 +652,13 @@ pub(super) struct RawRecord {
 
 /// Reads a nullable byte field (a varint length, -1 or any negative for
 /// null, then the bytes) within `data`, as Kafka's `Utils.readBytes`.
-fn read_nullable(data: &[u8], pos: &mut usize, what: &str) -> Result<Option<(usize, usize)>, String> {
-    let len = read_varint(data, pos).ok_or_else(|| format!("{what} length is truncated or malformed"))?;
+fn read_nullable(
+    data: &[u8],
+    pos: &mut usize,
+    what: &str,
+) -> Result<Option<(usize, usize)>, String> {
+    let len =
+        read_varint(data, pos).ok_or_else(|| format!("{what} length is truncated or malformed"))?;
     if len < 0 {
         return Ok(None);
     }
@@ -643,7 +698,8 @@ pub(super) fn read_record(
     let body = data.get(..end).ok_or("record runs past the batch")?;
     let _attributes = *body.get(p).ok_or("record has no attributes byte")?;
     p += 1;
-    let timestamp_delta = read_varlong(body, &mut p).ok_or("timestamp delta is truncated or malformed")?;
+    let timestamp_delta =
+        read_varlong(body, &mut p).ok_or("timestamp delta is truncated or malformed")?;
     let offset_delta = read_varint(body, &mut p).ok_or("offset delta is truncated or malformed")?;
     let key = read_nullable(body, &mut p, "key")?;
     let value = read_nullable(body, &mut p, "value")?;
@@ -660,7 +716,8 @@ pub(super) fn read_record(
         out.reserve_exact(count as usize);
     }
     for index in 0..count {
-        let key_len = read_varint(body, &mut p).ok_or("header key length is truncated or malformed")?;
+        let key_len =
+            read_varint(body, &mut p).ok_or("header key length is truncated or malformed")?;
         if key_len < 0 {
             return Err(format!("invalid negative header key size {key_len}"));
         }
@@ -669,11 +726,15 @@ pub(super) fn read_record(
         let key_bytes = body.get(key_start..key_end).ok_or_else(|| {
             format!("header {index} key of {key_len} bytes runs past the record's end")
         })?;
-        let key = std::str::from_utf8(key_bytes).map_err(|e| format!("header {index} key is not valid utf-8: {e}"))?;
+        let key = std::str::from_utf8(key_bytes)
+            .map_err(|e| format!("header {index} key is not valid utf-8: {e}"))?;
         p = key_end;
         let value = read_nullable(body, &mut p, "header value")?;
         if let Some(out) = headers.as_deref_mut() {
-            out.push(Header { key: key.to_owned(), value: value.map(|(s, e)| data.slice(s..e)) });
+            out.push(Header {
+                key: key.to_owned(),
+                value: value.map(|(s, e)| data.slice(s..e)),
+            });
         }
     }
     if p != end {
@@ -682,5 +743,13 @@ pub(super) fn read_record(
             p - body_start
         ));
     }
-    Ok((RawRecord { timestamp_delta, offset_delta, key, value }, end))
+    Ok((
+        RawRecord {
+            timestamp_delta,
+            offset_delta,
+            key,
+            value,
+        },
+        end,
+    ))
 }

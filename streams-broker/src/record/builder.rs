@@ -6,8 +6,8 @@ use super::batch::{ATTRIBUTES_OFFSET, BatchAttributes, CRC_OFFSET, RecordBatch};
 use super::varint::{put_varint, put_varlong};
 use super::{
     Header, LOG_OVERHEAD, LogRecord, MAGIC_VALUE_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, Record, RecordBatchBuildError,
-    TimestampType, record_body_size, varint,
+    NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, Record,
+    RecordBatchBuildError, TimestampType, record_body_size, varint,
 };
 
 /// A record waiting in the builder, with its absolute offset and timestamp.
@@ -129,7 +129,12 @@ impl RecordBatchBuilder {
     /// `build` refuses a producer id with epoch -1, or with a negative base
     /// sequence outside a control batch, as Kafka's builder does.
     #[must_use]
-    pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> RecordBatchBuilder {
+    pub fn producer(
+        mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        base_sequence: i32,
+    ) -> RecordBatchBuilder {
         self.producer_id = producer_id;
         self.producer_epoch = producer_epoch;
         self.base_sequence = base_sequence;
@@ -184,7 +189,9 @@ impl RecordBatchBuilder {
 
     /// The offset [`append`](RecordBatchBuilder::append) gives the next record.
     pub fn next_offset(&self) -> i64 {
-        self.records.last().map_or(self.base_offset, |r| r.offset.wrapping_add(1))
+        self.records
+            .last()
+            .map_or(self.base_offset, |r| r.offset.wrapping_add(1))
     }
 
     /// How many records were appended.
@@ -223,12 +230,15 @@ impl RecordBatchBuilder {
             pending.value.as_ref().map(Bytes::len),
             &record.headers,
         );
-        let size = size.saturating_add(varint::size_of_varint(i32::try_from(size).unwrap_or(i32::MAX)));
+        let size = size.saturating_add(varint::size_of_varint(
+            i32::try_from(size).unwrap_or(i32::MAX),
+        ));
         write_limit >= self.size.saturating_add(size)
     }
 
     fn base_timestamp(&self) -> Option<i64> {
-        self.delete_horizon_ms.or(self.records.first().map(|r| r.timestamp))
+        self.delete_horizon_ms
+            .or(self.records.first().map(|r| r.timestamp))
     }
 
     /// Appends `record` at the next offset (the base offset, then one past
@@ -243,8 +253,17 @@ impl RecordBatchBuilder {
             Some(last) => last.offset.checked_add(1),
         };
         let result = match offset {
-            Some(offset) => self.push(offset, record.timestamp, &record.key, &record.value, &record.headers),
-            None => Err(RecordBatchBuildError::OffsetDeltaOverflow { offset: i64::MAX, base_offset: self.base_offset }),
+            Some(offset) => self.push(
+                offset,
+                record.timestamp,
+                &record.key,
+                &record.value,
+                &record.headers,
+            ),
+            None => Err(RecordBatchBuildError::OffsetDeltaOverflow {
+                offset: i64::MAX,
+                base_offset: self.base_offset,
+            }),
         };
         if let Err(e) = result {
             self.error.get_or_insert(e);
@@ -254,14 +273,30 @@ impl RecordBatchBuilder {
     /// Appends `record` at `offset`: offsets must increase strictly, with
     /// gaps allowed (as the cleaner writes retained records), and stay
     /// within a 32-bit delta of the base offset.
-    pub fn append_with_offset(&mut self, offset: i64, record: &Record) -> Result<(), RecordBatchBuildError> {
-        self.push(offset, record.timestamp, &record.key, &record.value, &record.headers)
+    pub fn append_with_offset(
+        &mut self,
+        offset: i64,
+        record: &Record,
+    ) -> Result<(), RecordBatchBuildError> {
+        self.push(
+            offset,
+            record.timestamp,
+            &record.key,
+            &record.value,
+            &record.headers,
+        )
     }
 
     /// Appends a record read from another batch at its own offset, as the
     /// log cleaner copies the records it retains.
     pub fn append_log_record(&mut self, record: &LogRecord) -> Result<(), RecordBatchBuildError> {
-        self.push(record.offset, record.timestamp, &record.key, &record.value, &record.headers)
+        self.push(
+            record.offset,
+            record.timestamp,
+            &record.key,
+            &record.value,
+            &record.headers,
+        )
     }
 
     fn push(
@@ -274,22 +309,40 @@ impl RecordBatchBuilder {
     ) -> Result<(), RecordBatchBuildError> {
         if let Some(last) = self.records.last() {
             if offset <= last.offset {
-                return Err(RecordBatchBuildError::OffsetNotIncreasing { offset, previous: last.offset });
+                return Err(RecordBatchBuildError::OffsetNotIncreasing {
+                    offset,
+                    previous: last.offset,
+                });
             }
         }
         if offset < self.base_offset {
-            return Err(RecordBatchBuildError::OffsetBelowBase { offset, base_offset: self.base_offset });
+            return Err(RecordBatchBuildError::OffsetBelowBase {
+                offset,
+                base_offset: self.base_offset,
+            });
         }
         match offset.checked_sub(self.base_offset) {
             Some(delta) if delta <= i64::from(i32::MAX) => {}
-            _ => return Err(RecordBatchBuildError::OffsetDeltaOverflow { offset, base_offset: self.base_offset }),
+            _ => {
+                return Err(RecordBatchBuildError::OffsetDeltaOverflow {
+                    offset,
+                    base_offset: self.base_offset,
+                });
+            }
         }
         if timestamp < NO_TIMESTAMP {
             return Err(RecordBatchBuildError::InvalidTimestamp { offset, timestamp });
         }
-        let too_large = |what: &'static str, size: usize| RecordBatchBuildError::TooLarge { offset, what, size };
+        let too_large = |what: &'static str, size: usize| RecordBatchBuildError::TooLarge {
+            offset,
+            what,
+            size,
+        };
         let max = i32::MAX as usize;
-        for (what, len) in [("key", key.as_ref().map_or(0, Bytes::len)), ("value", value.as_ref().map_or(0, Bytes::len))] {
+        for (what, len) in [
+            ("key", key.as_ref().map_or(0, Bytes::len)),
+            ("value", value.as_ref().map_or(0, Bytes::len)),
+        ] {
             if len > max {
                 return Err(too_large(what, len));
             }
@@ -303,9 +356,17 @@ impl RecordBatchBuilder {
                 return Err(too_large("header", len));
             }
         }
-        let pending = Pending { offset, timestamp, key: key.clone(), value: value.clone(), headers: headers.to_vec() };
+        let pending = Pending {
+            offset,
+            timestamp,
+            key: key.clone(),
+            value: value.clone(),
+            headers: headers.to_vec(),
+        };
         let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
-        let size = self.size.saturating_add(pending_size(self.base_offset, base_timestamp, &pending));
+        let size =
+            self.size
+                .saturating_add(pending_size(self.base_offset, base_timestamp, &pending));
         if size > max {
             return Err(too_large("batch", size));
         }
@@ -326,11 +387,16 @@ impl RecordBatchBuilder {
             return Err(e);
         }
         if self.records.is_empty() {
-            return Err(RecordBatchBuildError::Empty { base_offset: self.base_offset });
+            return Err(RecordBatchBuildError::Empty {
+                base_offset: self.base_offset,
+            });
         }
         if let (Some(last), Some(record)) = (self.last_offset, self.records.last()) {
             if last < record.offset {
-                return Err(RecordBatchBuildError::OffsetNotIncreasing { offset: last, previous: record.offset });
+                return Err(RecordBatchBuildError::OffsetNotIncreasing {
+                    offset: last,
+                    previous: record.offset,
+                });
             }
             match last.checked_sub(self.base_offset) {
                 Some(delta) if delta <= i64::from(i32::MAX) => {}
@@ -366,7 +432,10 @@ impl RecordBatchBuilder {
     /// themselves were checked on append).
     pub(super) fn encode(self) -> RecordBatch {
         let base_timestamp = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
-        let last_offset = self.last_offset.or(self.records.last().map(|r| r.offset)).unwrap_or(self.base_offset);
+        let last_offset = self
+            .last_offset
+            .or(self.records.last().map(|r| r.offset))
+            .unwrap_or(self.base_offset);
         let max_timestamp = match self.timestamp_type {
             TimestampType::LogAppendTime => self.log_append_time,
             TimestampType::CreateTime => self.max_timestamp,
@@ -400,16 +469,28 @@ impl RecordBatchBuilder {
         if let Some(dst) = out.get_mut(CRC_OFFSET..CRC_OFFSET + 4) {
             dst.copy_from_slice(&crc.to_be_bytes());
         }
-        debug_assert_eq!(out.len(), self.size, "the size accounting matches the bytes written");
+        debug_assert_eq!(
+            out.len(),
+            self.size,
+            "the size accounting matches the bytes written"
+        );
         RecordBatch::from_valid(Bytes::from(out))
     }
 
     /// Appends a record without the checks, for a control batch whose
     /// record is known to be well formed.
     pub(super) fn push_unchecked(&mut self, timestamp: i64, key: Bytes, value: Bytes) {
-        let pending = Pending { offset: self.next_offset(), timestamp, key: Some(key), value: Some(value), headers: Vec::new() };
+        let pending = Pending {
+            offset: self.next_offset(),
+            timestamp,
+            key: Some(key),
+            value: Some(value),
+            headers: Vec::new(),
+        };
         let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
-        self.size = self.size.saturating_add(pending_size(self.base_offset, base_timestamp, &pending));
+        self.size =
+            self.size
+                .saturating_add(pending_size(self.base_offset, base_timestamp, &pending));
         self.max_timestamp = self.max_timestamp.max(timestamp);
         self.records.push(pending);
     }
@@ -427,7 +508,9 @@ fn pending_size(base_offset: i64, base_timestamp: i64, r: &Pending) -> usize {
         r.value.as_ref().map(Bytes::len),
         &r.headers,
     );
-    body.saturating_add(varint::size_of_varint(i32::try_from(body).unwrap_or(i32::MAX)))
+    body.saturating_add(varint::size_of_varint(
+        i32::try_from(body).unwrap_or(i32::MAX),
+    ))
 }
 
 fn put_nullable(out: &mut Vec<u8>, bytes: Option<&[u8]>) {

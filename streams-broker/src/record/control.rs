@@ -84,7 +84,10 @@ impl EndTransactionMarker {
         }
         let epoch: [u8; 4] = value.get(2..6)?.try_into().ok()?;
         let coordinator_epoch = i32::from_be_bytes(epoch);
-        Some(EndTransactionMarker { kind, coordinator_epoch })
+        Some(EndTransactionMarker {
+            kind,
+            coordinator_epoch,
+        })
     }
 
     /// The control record's value: version 0, then the coordinator epoch.
@@ -124,7 +127,10 @@ pub fn end_transaction_marker(
         .transactional(true)
         .control(true)
         .partition_leader_epoch(partition_leader_epoch);
-    let marker = EndTransactionMarker { kind, coordinator_epoch };
+    let marker = EndTransactionMarker {
+        kind,
+        coordinator_epoch,
+    };
     builder.push_unchecked(
         timestamp,
         Bytes::copy_from_slice(&kind.record_key()),

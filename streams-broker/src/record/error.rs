@@ -1,8 +1,8 @@
 //! What can be wrong with bytes that claim to be a batch, and with a batch
 //! a builder is asked to write.
 
-use super::batch::CompressionType;
 use super::RECORD_BATCH_OVERHEAD;
+use super::batch::CompressionType;
 
 /// Bytes that are not a valid, uncompressed v2 record batch, as Kafka's
 /// `CorruptRecordException` and `InvalidRecordException` report them.
@@ -73,7 +73,9 @@ pub enum CorruptRecordError {
         count: i32,
     },
     /// A record whose framing is broken.
-    #[error("record batch at base offset {base_offset}: record {index} (at byte {position}): {reason}")]
+    #[error(
+        "record batch at base offset {base_offset}: record {index} (at byte {position}): {reason}"
+    )]
     InvalidRecord {
         /// The base offset the batch claims.
         base_offset: i64,
@@ -104,13 +106,17 @@ pub enum CorruptRecordError {
 #[non_exhaustive]
 pub enum RecordBatchBuildError {
     /// No records were appended: Kafka's builder writes no batch at all then.
-    #[error("record batch at base offset {base_offset} has no records; an empty batch is not written")]
+    #[error(
+        "record batch at base offset {base_offset} has no records; an empty batch is not written"
+    )]
     Empty {
         /// The builder's base offset.
         base_offset: i64,
     },
     /// An offset not above the previous record's.
-    #[error("illegal offset {offset} following previous offset {previous} (offsets must increase monotonically)")]
+    #[error(
+        "illegal offset {offset} following previous offset {previous} (offsets must increase monotonically)"
+    )]
     OffsetNotIncreasing {
         /// The offset given.
         offset: i64,

@@ -110,12 +110,18 @@ pub struct Header {
 impl Header {
     /// A header with a value.
     pub fn new(key: impl Into<String>, value: impl Into<Bytes>) -> Header {
-        Header { key: key.into(), value: Some(value.into()) }
+        Header {
+            key: key.into(),
+            value: Some(value.into()),
+        }
     }
 
     /// A header whose value is null.
     pub fn null(key: impl Into<String>) -> Header {
-        Header { key: key.into(), value: None }
+        Header {
+            key: key.into(),
+            value: None,
+        }
     }
 }
 
@@ -137,18 +143,37 @@ impl Record {
     /// A record with the given key and value (either may be `None`; write
     /// `None::<Bytes>` for a `None` that has no type, or use
     /// [`tombstone`](Record::tombstone) and [`unkeyed`](Record::unkeyed)).
-    pub fn new<K: Into<Bytes>, V: Into<Bytes>>(key: Option<K>, value: Option<V>, timestamp: i64) -> Record {
-        Record { key: key.map(Into::into), value: value.map(Into::into), headers: Vec::new(), timestamp }
+    pub fn new<K: Into<Bytes>, V: Into<Bytes>>(
+        key: Option<K>,
+        value: Option<V>,
+        timestamp: i64,
+    ) -> Record {
+        Record {
+            key: key.map(Into::into),
+            value: value.map(Into::into),
+            headers: Vec::new(),
+            timestamp,
+        }
     }
 
     /// A tombstone: a key with a null value.
     pub fn tombstone(key: impl Into<Bytes>, timestamp: i64) -> Record {
-        Record { key: Some(key.into()), value: None, headers: Vec::new(), timestamp }
+        Record {
+            key: Some(key.into()),
+            value: None,
+            headers: Vec::new(),
+            timestamp,
+        }
     }
 
     /// A record without a key.
     pub fn unkeyed(value: impl Into<Bytes>, timestamp: i64) -> Record {
-        Record { key: None, value: Some(value.into()), headers: Vec::new(), timestamp }
+        Record {
+            key: None,
+            value: Some(value.into()),
+            headers: Vec::new(),
+            timestamp,
+        }
     }
 
     /// This record with one more header, after the others.
@@ -247,7 +272,8 @@ fn record_body_size(
     value_len: Option<usize>,
     headers: &[Header],
 ) -> usize {
-    let mut size = 1 + varint::size_of_varint(offset_delta) + varint::size_of_varlong(timestamp_delta);
+    let mut size =
+        1 + varint::size_of_varint(offset_delta) + varint::size_of_varlong(timestamp_delta);
     size = size.saturating_add(nullable_size(key_len));
     size = size.saturating_add(nullable_size(value_len));
     size = size.saturating_add(varint::size_of_varint(clamp_len(headers.len())));

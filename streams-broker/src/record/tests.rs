@@ -2,13 +2,18 @@
 //! and `DefaultRecord.writeTo` (checked with an independent bit-by-bit
 //! CRC-32C), round trips, rewrites, and property tests.
 
+#![allow(clippy::unwrap_used)]
+
 use bytes::Bytes;
 use proptest::prelude::*;
 
 use super::*;
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn one_record_batch() -> RecordBatch {
@@ -33,7 +38,13 @@ fn one_record_batch_is_byte_exact() {
         "ffff",             // producer epoch
         "ffffffff",         // base sequence
         "00000001",         // record count
-        "10", "00", "00", "00", "026b", "0276", "00",
+        "10",
+        "00",
+        "00",
+        "00",
+        "026b",
+        "0276",
+        "00",
     ));
     let batch = one_record_batch();
     assert_eq!(batch.as_bytes().as_ref(), &expected[..]);
@@ -52,7 +63,13 @@ fn end_transaction_marker_is_byte_exact() {
     ));
     assert_eq!(batch.as_bytes().as_ref(), &expected[..]);
     let read = RecordBatch::from_bytes(batch.as_bytes().clone()).unwrap();
-    assert_eq!(read.end_transaction_marker(), Some(EndTransactionMarker { kind: ControlRecordType::Commit, coordinator_epoch: 7 }));
+    assert_eq!(
+        read.end_transaction_marker(),
+        Some(EndTransactionMarker {
+            kind: ControlRecordType::Commit,
+            coordinator_epoch: 7
+        })
+    );
     assert_eq!(read.control_record_type(), Some(ControlRecordType::Commit));
     assert_eq!((read.base_sequence(), read.last_sequence()), (-1, -1));
     let abort = end_transaction_marker(0, 0, 1, 0, 0, 0, ControlRecordType::Abort);
@@ -61,9 +78,19 @@ fn end_transaction_marker_is_byte_exact() {
 }
 
 fn horizon_batch() -> RecordBatch {
-    let mut b = RecordBatchBuilder::new(10).partition_leader_epoch(7).delete_horizon_ms(Some(900)).log_append_time(2000);
-    b.append_with_offset(10, &Record::tombstone("a", 1000).with_header("h1", "x").with_null_header("h2")).unwrap();
-    b.append_with_offset(13, &Record::unkeyed("vv", 1050)).unwrap();
+    let mut b = RecordBatchBuilder::new(10)
+        .partition_leader_epoch(7)
+        .delete_horizon_ms(Some(900))
+        .log_append_time(2000);
+    b.append_with_offset(
+        10,
+        &Record::tombstone("a", 1000)
+            .with_header("h1", "x")
+            .with_null_header("h2"),
+    )
+    .unwrap();
+    b.append_with_offset(13, &Record::unkeyed("vv", 1050))
+        .unwrap();
     b.build().unwrap()
 }
 
@@ -81,12 +108,25 @@ fn delete_horizon_log_append_time_headers_and_gaps_are_byte_exact() {
     assert_eq!(batch.attributes().raw(), 0x48);
     assert!(batch.attributes().has_delete_horizon());
     assert_eq!(batch.timestamp_type(), TimestampType::LogAppendTime);
-    assert_eq!((batch.last_offset_delta(), batch.last_offset(), batch.next_offset()), (3, 13, 14));
+    assert_eq!(
+        (
+            batch.last_offset_delta(),
+            batch.last_offset(),
+            batch.next_offset()
+        ),
+        (3, 13, 14)
+    );
     let records: Vec<LogRecord> = batch.records().collect();
     assert_eq!(records.len(), 2);
     // LogAppendTime: every record reads back with the batch's max timestamp.
-    assert_eq!(records.iter().map(|r| r.timestamp).collect::<Vec<_>>(), [2000, 2000]);
-    assert_eq!(records[0].headers, vec![Header::new("h1", "x"), Header::null("h2")]);
+    assert_eq!(
+        records.iter().map(|r| r.timestamp).collect::<Vec<_>>(),
+        [2000, 2000]
+    );
+    assert_eq!(
+        records[0].headers,
+        vec![Header::new("h1", "x"), Header::null("h2")]
+    );
     assert!(records[0].is_tombstone() && records[0].key.as_deref() == Some(&b"a"[..]));
     assert_eq!((records[1].offset, records[1].key.clone()), (13, None));
 }
@@ -114,7 +154,10 @@ fn sizes_match_default_record_size_in_bytes() {
     // 1 length + 1 attributes + 1 timestamp + 1 offset + 4 key + 6 value + 1 count
     assert_eq!(record_size_in_bytes(0, 0, Some(3), Some(5), &[]), 15);
     // timestamp delta 60000 is a 3-byte varlong; headers: 4 + 6 and 4 + 1
-    assert_eq!(record_size_in_bytes(3, 60000, Some(3), Some(5), &headers), 1 + 1 + 3 + 1 + 4 + 6 + 1 + 10 + 5);
+    assert_eq!(
+        record_size_in_bytes(3, 60000, Some(3), Some(5), &headers),
+        1 + 1 + 3 + 1 + 4 + 6 + 1 + 10 + 5
+    );
     // The end transaction marker record (CURRENT_END_TXN_SCHEMA_RECORD_SIZE).
     assert_eq!(record_size_in_bytes(0, 0, Some(4), Some(6), &[]), 17);
 }
@@ -123,14 +166,24 @@ fn sizes_match_default_record_size_in_bytes() {
 fn rewrites_keep_or_recompute_the_crc() {
     let batch = one_record_batch();
     let moved = batch.with_base_offset(1234).with_partition_leader_epoch(9);
-    assert_eq!((moved.base_offset(), moved.partition_leader_epoch(), moved.crc()), (1234, 9, batch.crc()));
+    assert_eq!(
+        (
+            moved.base_offset(),
+            moved.partition_leader_epoch(),
+            moved.crc()
+        ),
+        (1234, 9, batch.crc())
+    );
     let moved = RecordBatch::from_bytes(moved.into_bytes()).unwrap();
     assert_eq!(moved.records().next().unwrap().offset, 1234);
 
     let stamped = batch.with_log_append_time(5000);
     assert_ne!(stamped.crc(), batch.crc());
     let stamped = RecordBatch::from_bytes(stamped.as_bytes().clone()).unwrap();
-    assert_eq!((stamped.timestamp_type(), stamped.max_timestamp()), (TimestampType::LogAppendTime, 5000));
+    assert_eq!(
+        (stamped.timestamp_type(), stamped.max_timestamp()),
+        (TimestampType::LogAppendTime, 5000)
+    );
     assert_eq!(stamped.records().next().unwrap().timestamp, 5000);
     // The same as building it with the log append time.
     let mut b = RecordBatchBuilder::new(0).log_append_time(5000);
@@ -141,47 +194,84 @@ fn rewrites_keep_or_recompute_the_crc() {
 
 #[test]
 fn builder_refuses_what_kafka_refuses() {
-    assert_eq!(RecordBatchBuilder::new(3).build().unwrap_err(), RecordBatchBuildError::Empty { base_offset: 3 });
+    assert_eq!(
+        RecordBatchBuilder::new(3).build().unwrap_err(),
+        RecordBatchBuildError::Empty { base_offset: 3 }
+    );
     let mut b = RecordBatchBuilder::new(10);
     let r = Record::unkeyed("v", 0);
     assert_eq!(
         b.append_with_offset(9, &r).unwrap_err(),
-        RecordBatchBuildError::OffsetBelowBase { offset: 9, base_offset: 10 }
+        RecordBatchBuildError::OffsetBelowBase {
+            offset: 9,
+            base_offset: 10
+        }
     );
     b.append_with_offset(12, &r).unwrap();
     let err = b.append_with_offset(12, &r).unwrap_err();
-    assert_eq!(err.to_string(), "illegal offset 12 following previous offset 12 (offsets must increase monotonically)");
+    assert_eq!(
+        err.to_string(),
+        "illegal offset 12 following previous offset 12 (offsets must increase monotonically)"
+    );
     assert!(matches!(
         b.append_with_offset(10 + i64::from(i32::MAX) + 1, &r),
         Err(RecordBatchBuildError::OffsetDeltaOverflow { .. })
     ));
     assert!(matches!(
         b.append_with_offset(20, &Record::unkeyed("v", -2)),
-        Err(RecordBatchBuildError::InvalidTimestamp { offset: 20, timestamp: -2 })
+        Err(RecordBatchBuildError::InvalidTimestamp {
+            offset: 20,
+            timestamp: -2
+        })
     ));
     b.append(&Record::unkeyed("v", -5));
     assert_eq!(b.num_records(), 1);
-    assert!(matches!(b.build(), Err(RecordBatchBuildError::InvalidTimestamp { offset: 13, timestamp: -5 })));
+    assert!(matches!(
+        b.build(),
+        Err(RecordBatchBuildError::InvalidTimestamp {
+            offset: 13,
+            timestamp: -5
+        })
+    ));
 
     let mut b = RecordBatchBuilder::new(0).transactional(true);
     b.append(&r);
-    assert_eq!(b.build().unwrap_err(), RecordBatchBuildError::TransactionalWithoutProducerId);
+    assert_eq!(
+        b.build().unwrap_err(),
+        RecordBatchBuildError::TransactionalWithoutProducerId
+    );
     let mut b = RecordBatchBuilder::new(0).producer(1, -1, 0);
     b.append(&r);
-    assert!(matches!(b.build(), Err(RecordBatchBuildError::InvalidProducerEpoch { .. })));
+    assert!(matches!(
+        b.build(),
+        Err(RecordBatchBuildError::InvalidProducerEpoch { .. })
+    ));
     let mut b = RecordBatchBuilder::new(0).producer(1, 0, -1);
     b.append(&r);
-    assert!(matches!(b.build(), Err(RecordBatchBuildError::InvalidBaseSequence { .. })));
+    assert!(matches!(
+        b.build(),
+        Err(RecordBatchBuildError::InvalidBaseSequence { .. })
+    ));
 
     let mut b = RecordBatchBuilder::new(i64::MAX);
     b.append(&r);
     b.append(&r);
-    assert!(matches!(b.build(), Err(RecordBatchBuildError::OffsetDeltaOverflow { .. })));
+    assert!(matches!(
+        b.build(),
+        Err(RecordBatchBuildError::OffsetDeltaOverflow { .. })
+    ));
     // -1 (no timestamp) is fine; a negative horizon is no horizon.
     let mut b = RecordBatchBuilder::new(0).delete_horizon_ms(Some(-1));
     b.append(&Record::unkeyed("v", -1));
     let batch = b.build().unwrap();
-    assert_eq!((batch.delete_horizon_ms(), batch.base_timestamp(), batch.max_timestamp()), (None, -1, -1));
+    assert_eq!(
+        (
+            batch.delete_horizon_ms(),
+            batch.base_timestamp(),
+            batch.max_timestamp()
+        ),
+        (None, -1, -1)
+    );
 }
 
 #[test]
@@ -209,7 +299,10 @@ fn has_room_for_follows_kafka() {
 fn corrupt_batches_name_what_is_wrong() {
     let good = one_record_batch().into_bytes();
     let err = RecordBatch::from_bytes(good.slice(..60)).unwrap_err();
-    assert_eq!(err.to_string(), "record batch is 60 bytes, smaller than the minimum batch overhead of 61 bytes; the batch is truncated");
+    assert_eq!(
+        err.to_string(),
+        "record batch is 60 bytes, smaller than the minimum batch overhead of 61 bytes; the batch is truncated"
+    );
     let err = RecordBatch::from_bytes(good.slice(..69)).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -219,12 +312,23 @@ fn corrupt_batches_name_what_is_wrong() {
     let mut bytes = good.to_vec();
     bytes[16] = 1;
     let err = RecordBatch::from_bytes(Bytes::from(bytes)).unwrap_err();
-    assert_eq!(err, CorruptRecordError::UnsupportedMagic { base_offset: 0, magic: 1 });
+    assert_eq!(
+        err,
+        CorruptRecordError::UnsupportedMagic {
+            base_offset: 0,
+            magic: 1
+        }
+    );
 
     let mut bytes = good.to_vec();
     bytes[69] = 1;
     let err = RecordBatch::from_bytes(Bytes::from(bytes)).unwrap_err();
-    assert!(err.to_string().starts_with("record batch at base offset 0: crc mismatch: stored 0x716a6189, computed 0x"), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "record batch at base offset 0: crc mismatch: stored 0x716a6189, computed 0x"
+        ),
+        "{err}"
+    );
 
     // Compression: a valid CRC over gzip attributes is still refused.
     let mut bytes = good.to_vec();
@@ -238,7 +342,10 @@ fn corrupt_batches_name_what_is_wrong() {
     );
 
     // A record count that does not match the records.
-    for (count, expected) in [(2, "record 1 (at byte 70)"), (0, "9 bytes remain after the 0 records")] {
+    for (count, expected) in [
+        (2, "record 1 (at byte 70)"),
+        (0, "9 bytes remain after the 0 records"),
+    ] {
         let mut bytes = good.to_vec();
         bytes[57..61].copy_from_slice(&i32::to_be_bytes(count));
         let crc = crc32c::crc32c(&bytes[21..]);
@@ -254,7 +361,10 @@ fn split_batches_reads_a_log_segment() {
     let b = horizon_batch();
     let mut all = a.as_bytes().to_vec();
     all.extend_from_slice(b.as_bytes());
-    assert_eq!(RecordBatch::split_batches(Bytes::from(all.clone())).unwrap(), vec![a, b]);
+    assert_eq!(
+        RecordBatch::split_batches(Bytes::from(all.clone())).unwrap(),
+        vec![a, b]
+    );
     all.truncate(all.len() - 1);
     assert!(RecordBatch::split_batches(Bytes::from(all)).is_err());
     assert_eq!(RecordBatch::split_batches(Bytes::new()).unwrap(), vec![]);
@@ -288,8 +398,24 @@ fn arb_bytes() -> impl Strategy<Value = Option<Bytes>> {
 
 fn arb_record() -> impl Strategy<Value = (u32, Record)> {
     let header = ("[a-zé]{0,6}", arb_bytes()).prop_map(|(key, value)| Header { key, value });
-    (0u32..5, arb_bytes(), arb_bytes(), proptest::collection::vec(header, 0..4), -1i64..10_000_000)
-        .prop_map(|(gap, key, value, headers, timestamp)| (gap, Record { key, value, headers, timestamp }))
+    (
+        0u32..5,
+        arb_bytes(),
+        arb_bytes(),
+        proptest::collection::vec(header, 0..4),
+        -1i64..10_000_000,
+    )
+        .prop_map(|(gap, key, value, headers, timestamp)| {
+            (
+                gap,
+                Record {
+                    key,
+                    value,
+                    headers,
+                    timestamp,
+                },
+            )
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -313,15 +439,19 @@ fn arb_case() -> impl Strategy<Value = Case> {
         proptest::option::of(0i64..20_000_000),
         proptest::collection::vec(arb_record(), 1..12),
     )
-        .prop_map(|(base_offset, epoch, producer, transactional, horizon, log_append_time, records)| Case {
-            base_offset,
-            epoch,
-            transactional: transactional && producer.is_some(),
-            producer,
-            horizon,
-            log_append_time,
-            records,
-        })
+        .prop_map(
+            |(base_offset, epoch, producer, transactional, horizon, log_append_time, records)| {
+                Case {
+                    base_offset,
+                    epoch,
+                    transactional: transactional && producer.is_some(),
+                    producer,
+                    horizon,
+                    log_append_time,
+                    records,
+                }
+            },
+        )
 }
 
 fn build_case(case: &Case) -> (RecordBatch, Vec<i64>) {

@@ -137,8 +137,14 @@ mod tests {
             assert_eq!(read_varlong(bytes, &mut pos), Some(i64::from(value)));
         }
         let long_cases: &[(i64, &[u8])] = &[
-            (i64::MAX, &[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
-            (i64::MIN, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
+            (
+                i64::MAX,
+                &[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            ),
+            (
+                i64::MIN,
+                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            ),
         ];
         for &(value, bytes) in long_cases {
             let mut out = Vec::new();
@@ -153,7 +159,10 @@ mod tests {
     #[test]
     fn overlong_and_truncated_varints_are_rejected() {
         let mut pos = 0;
-        assert_eq!(read_varint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01], &mut pos), None);
+        assert_eq!(
+            read_varint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01], &mut pos),
+            None
+        );
         let mut pos = 0;
         assert_eq!(read_varint(&[0x80], &mut pos), None);
         let mut pos = 0;
