@@ -303,7 +303,7 @@ impl RecordFilter<'_> {
             return rebuild(batch, &kept, horizon);
         }
         if batch.next_offset() == self.upper_bound {
-            return empty_batch_like(batch);
+            return Some(RecordBatch::empty_like(batch));
         }
         None
     }
@@ -328,53 +328,8 @@ fn rebuild(batch: &RecordBatch, kept: &[LogRecord], horizon: Option<i64>) -> Opt
     for record in kept {
         builder.append_log_record(record).ok()?;
     }
-    let rebuilt = builder.build().ok()?;
     // Kafka keeps the original last offset, so that the producer's last
     // sequence survives compaction.
-    let delta = i32::try_from(batch.last_offset() - batch.base_offset()).ok()?;
-    patch_header(rebuilt.as_bytes(), |header| {
-        header[LAST_OFFSET_DELTA..LAST_OFFSET_DELTA + 4].copy_from_slice(&delta.to_be_bytes());
-    })
-}
-
-// Offsets of the v2 batch header's fields (Kafka's DefaultRecordBatch).
-const BATCH_LENGTH: usize = 8;
-const CRC: usize = 17;
-const ATTRIBUTES: usize = 21;
-const LAST_OFFSET_DELTA: usize = 23;
-const BASE_TIMESTAMP: usize = 27;
-const RECORDS_COUNT: usize = 57;
-const HEADER_SIZE: usize = 61;
-/// Attribute bits kept by an empty batch: timestamp type, transactional,
-/// control (not compression, not the delete horizon).
-const EMPTY_BATCH_ATTRIBUTES: i16 = 0x08 | 0x10 | 0x20;
-
-/// Copies a batch's bytes, lets `patch` change the header, and writes the
-/// CRC-32C of everything from the attributes on anew.
-fn patch_header(bytes: &Bytes, patch: impl FnOnce(&mut [u8])) -> Option<RecordBatch> {
-    let mut buf = bytes.to_vec();
-    if buf.len() < HEADER_SIZE {
-        return None;
-    }
-    patch(&mut buf);
-    let crc = crc32c::crc32c(&buf[ATTRIBUTES..]);
-    buf[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
-    RecordBatch::from_bytes(Bytes::from(buf)).ok()
-}
-
-/// The header of `batch` with no records (Kafka's `writeEmptyHeader`): the
-/// cleaner keeps it for the last batch of a cleaning round so that the
-/// batch's offsets, and with them the log end offset, stay known.
-fn empty_batch_like(batch: &RecordBatch) -> Option<RecordBatch> {
-    let header = batch
-        .as_bytes()
-        .slice(..HEADER_SIZE.min(batch.as_bytes().len()));
-    let attributes = batch.attributes().raw() & EMPTY_BATCH_ATTRIBUTES;
-    patch_header(&header, |h| {
-        let length = i32::try_from(HEADER_SIZE - 12).unwrap_or(49);
-        h[BATCH_LENGTH..BATCH_LENGTH + 4].copy_from_slice(&length.to_be_bytes());
-        h[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
-        h[BASE_TIMESTAMP..BASE_TIMESTAMP + 8].copy_from_slice(&(-1_i64).to_be_bytes());
-        h[RECORDS_COUNT..RECORDS_COUNT + 4].copy_from_slice(&0_i32.to_be_bytes());
-    })
+    builder = builder.last_offset(batch.last_offset());
+    builder.build().ok()
 }
