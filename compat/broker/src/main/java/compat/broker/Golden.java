@@ -30,7 +30,7 @@ import org.apache.kafka.common.utils.internals.ByteBufferOutputStream;
 /**
  * Byte-exact reference data written by Kafka's own classes (kafka-clients 4.4.0):
  * {@code batches.json} (v2 record batches from {@link MemoryRecordsBuilder}) and
- * {@code partitions.json} (the default partitioner's choice per key). See ../../../../../README.md.
+ * {@code partitions.json} (the default partitioner's choice per key). See compat/broker/README.md.
  */
 final class Golden {
     private Golden() {}
