@@ -334,6 +334,16 @@ pub enum StreamsError {
     /// The driver or task was used after `close`.
     #[error("the {0} is closed")]
     Closed(&'static str),
+    /// The cluster a test driver mirrors its topics to refused a request
+    /// (creating a topic, appending a record, or reading a changelog).
+    #[error("cluster topic `{topic}`: {source}")]
+    Cluster {
+        /// The topic involved.
+        topic: String,
+        /// The broker's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 fn node_suffix(node: &Option<String>) -> String {

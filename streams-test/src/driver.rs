@@ -9,6 +9,7 @@ use streams_core::engine::{StreamTask, TaskMetrics};
 use streams_core::serde::Serde;
 use streams_core::{Headers, RawRecord, Record, Result, StreamsConfig, StreamsError, Topology};
 
+use crate::cluster::ClusterMirror;
 use crate::{TestInputTopic, TestOutputTopic};
 
 /// Where the clocks start when a test does not say: epoch millisecond 0.
@@ -357,6 +358,9 @@ pub(crate) struct DriverState {
     wall_clock: i64,
     /// The next offset of each global topic piped to or written.
     global_offsets: Vec<(Arc<str>, i64)>,
+    /// The cluster that output, repartition and changelog records are also
+    /// appended to, if the driver was given one.
+    cluster: Option<ClusterMirror>,
 }
 
 impl DriverState {
@@ -520,6 +524,12 @@ impl DriverState {
                 Some(&i) if i != usize::MAX => i,
                 _ => self.output_of_topic_number(topic),
             };
+            if let Some(cluster) = &mut self.cluster
+                && let Err(e) = cluster.append(&self.outputs[index].topic, &record)
+                && first_error.is_none()
+            {
+                first_error = Some(e);
+            }
             let output = &mut self.outputs[index];
             output.queue.next_offset += 1;
             // The topic keeps a copy; a record fed back is read again.
@@ -686,6 +696,7 @@ pub struct DriverBuilder {
     topology: Topology,
     config: StreamsConfig,
     start_ms: i64,
+    cluster: Option<streams_broker::Cluster>,
 }
 
 impl DriverBuilder {
@@ -702,12 +713,33 @@ impl DriverBuilder {
         self
     }
 
-    /// Builds the driver: instantiates and initializes every processor.
+    /// Mirrors the driver's topics to a simulated cluster (see
+    /// [`crate::cluster`]): records captured for output, repartition and
+    /// changelog topics are also appended to the cluster, and stores whose
+    /// changelog topic the cluster has are restored from it at build.
+    #[must_use]
+    pub fn cluster(mut self, cluster: streams_broker::Cluster) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// Builds the driver: instantiates and initializes every processor,
+    /// and restores stores from the cluster's changelogs if it has one.
     ///
     /// # Errors
-    /// An invalid topology, a missing serde, or a failing `init`.
+    /// An invalid topology, a missing serde, a failing `init`, or a
+    /// changelog record a store cannot decode.
     pub fn build(self) -> Result<TopologyTestDriver> {
         let task = StreamTask::new(&self.topology, &self.config, self.start_ms)?;
+        let cluster = self.cluster.map(ClusterMirror::new);
+        if let Some(cluster) = &cluster {
+            for store in task.store_names() {
+                let topic = streams_core::state::changelog_topic(task.application_id(), &store);
+                if let Some(records) = cluster.read_all(&topic)? {
+                    task.restore_store(&store, &records)?;
+                }
+            }
+        }
         Ok(TopologyTestDriver {
             state: RefCell::new(Some(DriverState {
                 task,
@@ -719,6 +751,7 @@ impl DriverBuilder {
                 produced_topics: BTreeSet::new(),
                 wall_clock: self.start_ms,
                 global_offsets: Vec::new(),
+                cluster,
             })),
             start_ms: self.start_ms,
         })
@@ -749,6 +782,7 @@ impl TopologyTestDriver {
             topology,
             config: StreamsConfig::default(),
             start_ms: DEFAULT_START_MS,
+            cluster: None,
         }
     }
 

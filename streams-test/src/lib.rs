@@ -27,6 +27,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod cluster;
 mod driver;
 pub mod fluent;
 mod input_topic;
@@ -35,6 +36,7 @@ pub mod snapshot;
 mod stores;
 mod test_record;
 
+pub use cluster::{TypedProducer, read_topic};
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
 pub use fluent::{
     IntoKeyValue, IntoTopology, RecordAssert, Snapshot, StoreAssert, TableAssert, TestInput,

@@ -866,6 +866,17 @@ impl StreamTask {
             .store(None, name, || std::any::type_name::<S>().to_owned())
     }
 
+    /// Replays changelog records into the store `name` before processing
+    /// (restoration, as Kafka Streams restores a task's stores); returns
+    /// whether the store restores (custom stores may not).
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStore`], or a record the store cannot decode.
+    pub fn restore_store(&self, name: &str, records: &[crate::record::RawRecord]) -> Result<bool> {
+        let i = self.state.store_index(name)?;
+        self.state.stores[i].borrow_mut().restore_changelog(records)
+    }
+
     /// What kind of store `name` is.
     ///
     /// # Errors

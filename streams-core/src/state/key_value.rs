@@ -414,6 +414,10 @@ macro_rules! kv_store_common {
             fn as_any_mut(&mut self) -> &mut dyn Any {
                 self
             }
+            fn restore_changelog(&mut self, records: &[RawRecord]) -> Result<bool> {
+                self.restore(records)?;
+                Ok(true)
+            }
         }
 
         impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for $store<K, V> {

@@ -165,6 +165,19 @@ pub trait StateStore: Any {
 
     /// The store, to be downcast to its type.
     fn as_any_mut(&mut self) -> &mut dyn Any;
+
+    /// Replays changelog records (in offset order) into the store, as Kafka
+    /// Streams restores a store before its task processes; nothing is
+    /// written to the changelog. Returns whether the store restores: the
+    /// built-in stores do, a custom store does not unless it says so.
+    ///
+    /// # Errors
+    /// A record the store cannot decode, named by changelog topic and
+    /// offset.
+    fn restore_changelog(&mut self, records: &[crate::record::RawRecord]) -> Result<bool> {
+        let _ = records;
+        Ok(false)
+    }
 }
 
 /// Builds a fresh store for each task, Kafka's `StoreBuilder`.

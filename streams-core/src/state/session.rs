@@ -374,6 +374,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for SessionStore<K
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
+    fn restore_changelog(&mut self, records: &[RawRecord]) -> Result<bool> {
+        self.restore(records)?;
+        Ok(true)
+    }
 }
 
 impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for SessionStore<K, V> {

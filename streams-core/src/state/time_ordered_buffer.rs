@@ -476,6 +476,10 @@ impl<K: 'static, V: 'static> StateStore for TimeOrderedKeyValueBuffer<K, V> {
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
+    fn restore_changelog(&mut self, records: &[RawRecord]) -> Result<bool> {
+        self.restore(records)?;
+        Ok(true)
+    }
 }
 
 /// Builds the buffer of a `suppress` operator; serdes are resolved when
