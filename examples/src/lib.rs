@@ -1,6 +1,10 @@
 //! Example topologies, each a function shared by its runnable program
 //! (under `bin/`, run with `cargo run --example <name>`) and its tests.
 //!
+//! - [`compacted_word_count`]: word count whose changelog is compacted on
+//!   the simulated broker and restored into a new driver.
+//! - [`tombstone_life`]: a GDPR tombstone's life on a compacted topic, with
+//!   KIP-534's fix and the KAFKA-8522 bug side by side.
 //! - [`customer_addresses`]: the latest address per customer as a table,
 //!   orders joined with it, and GDPR erasure by tombstone.
 //! - [`orders`]: JSON orders parsed, filtered, enriched, split by region
@@ -17,7 +21,9 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod compacted_word_count;
 pub mod customer_addresses;
 pub mod orders;
+pub mod tombstone_life;
 pub mod windowed_count;
 pub mod word_count;
