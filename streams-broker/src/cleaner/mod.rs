@@ -46,8 +46,6 @@ pub use manager::LogToClean;
 
 use std::collections::HashMap;
 
-use bytes::Bytes;
-
 use crate::log::{LogSegment, UnifiedLog};
 use crate::record::{LogRecord, RecordBatch, RecordBatchBuilder, TimestampType};
 
@@ -98,6 +96,19 @@ pub(crate) fn clean(
     now_ms: i64,
     retention: TombstoneRetention,
 ) -> Option<CleaningResult> {
+    clean_with(log, to_clean, now_ms, retention, true)
+}
+
+/// [`clean`], with the shortcut for batches that lose every record on or
+/// off (off, every record of every batch is looked up in the map: the
+/// tests compare both ways).
+fn clean_with(
+    log: &mut UnifiedLog,
+    to_clean: &LogToClean,
+    now_ms: i64,
+    retention: TombstoneRetention,
+    skip_dropped_batches: bool,
+) -> Option<CleaningResult> {
     let first_dirty = to_clean.first_dirty_offset;
     let upper_bound = to_clean.first_uncleanable_offset;
     let config = log.config().clone();
@@ -114,7 +125,9 @@ pub(crate) fn clean(
         .map_or(0, |s| s.last_modified_ms() - config.delete_retention_ms);
 
     // The offset map: the latest offset of every key in the dirty part.
-    let mut map: HashMap<Bytes, i64> = HashMap::new();
+    // Its keys are borrowed from the segments' buffers, which stay put
+    // until the cleaned segments replace them.
+    let mut map: HashMap<&[u8], i64> = HashMap::new();
     let mut latest_offset = -1_i64;
     if upper_bound > first_dirty {
         let dirty = log.segment_range(first_dirty, upper_bound);
@@ -125,7 +138,7 @@ pub(crate) fn clean(
                     break;
                 }
                 if !batch.is_control() {
-                    for record in batch.records() {
+                    for record in batch.record_keys() {
                         if record.offset >= first_dirty
                             && let Some(key) = record.key
                         {
@@ -179,8 +192,18 @@ pub(crate) fn clean(
         segments_before: to_rewrite.len(),
         segments_after: groups.len(),
     };
+    // The offsets the map keeps, sorted: a batch of the dirty part holding
+    // none of them loses every record, which tells without reading it.
+    let mut latest_offsets: Vec<i64> = if skip_dropped_batches {
+        map.values().copied().collect()
+    } else {
+        Vec::new()
+    };
+    latest_offsets.sort_unstable();
     let filter = RecordFilter {
         map: &map,
+        latest_offsets: skip_dropped_batches.then_some(&latest_offsets[..]),
+        first_dirty,
         latest_offset,
         now_ms,
         delete_retention_ms: config.delete_retention_ms,
@@ -214,7 +237,10 @@ pub(crate) fn clean(
 }
 
 struct RecordFilter<'a> {
-    map: &'a HashMap<Bytes, i64>,
+    map: &'a HashMap<&'a [u8], i64>,
+    /// The map's offsets, sorted (when the shortcut is on).
+    latest_offsets: Option<&'a [i64]>,
+    first_dirty: i64,
     latest_offset: i64,
     now_ms: i64,
     delete_retention_ms: i64,
@@ -239,7 +265,7 @@ impl RecordFilter<'_> {
         };
         let latest = self
             .map
-            .get(key)
+            .get(&key[..])
             .is_none_or(|found| record.offset >= *found);
         if !latest {
             return false;
@@ -259,6 +285,22 @@ impl RecordFilter<'_> {
         retain_deletes
     }
 
+    /// Whether `batch` lies wholly in the mapped dirty part, at or below
+    /// the latest offset, and holds none of the offsets the map keeps: then
+    /// every record of it goes (a keyed record stays only when it is its
+    /// key's latest, and the map has the latest of every key there).
+    fn drops_every_record(&self, batch: &RecordBatch) -> bool {
+        let Some(offsets) = self.latest_offsets else {
+            return false;
+        };
+        let (base, last) = (batch.base_offset(), batch.last_offset());
+        if base < self.first_dirty || last > self.latest_offset || base >= self.upper_bound {
+            return false;
+        }
+        let i = offsets.partition_point(|&o| o < base);
+        offsets.get(i).is_none_or(|&o| o > last)
+    }
+
     /// Kafka's `filterTo` for one batch: the batch as it was when every
     /// record stays and no horizon is needed, rebuilt with the kept records
     /// (base and last offsets kept), an empty batch when it ends the
@@ -273,6 +315,14 @@ impl RecordFilter<'_> {
             // Control batches belong to transactions, which the simulated
             // broker does not have yet: they are kept.
             return Some(batch.clone());
+        }
+        if self.drops_every_record(batch) {
+            // As the loop below would find: no record is the latest of its
+            // key (the map holds every key of the dirty part), none is past
+            // the latest offset, so none is kept and no tombstone counted.
+            result.records_read += usize::try_from(batch.record_count()).unwrap_or(0);
+            return (batch.next_offset() == self.upper_bound)
+                .then(|| RecordBatch::empty_like(batch));
         }
         let mut kept = Vec::new();
         let mut all_kept = true;
@@ -332,4 +382,115 @@ fn rebuild(batch: &RecordBatch, kept: &[LogRecord], horizon: Option<i64>) -> Opt
     // sequence survives compaction.
     builder = builder.last_offset(batch.last_offset());
     builder.build().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::log::LogConfig;
+    use crate::record::Record;
+    use crate::topic_partition::TopicPartition;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A batch of (key, value) records; `None` keys and values too.
+        Append(Vec<(Option<u8>, Option<u8>)>),
+        Roll,
+        Clean,
+        /// Moves the log start offset forward by this much (below the high
+        /// watermark), as delete-records does.
+        DeleteRecords(u8),
+        /// Moves the clock (delete horizons pass).
+        Advance(u16),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let record = (
+            proptest::option::weighted(0.9, 0u8..8),
+            proptest::option::weighted(0.8, any::<u8>()),
+        );
+        prop_oneof![
+            6 => proptest::collection::vec(record, 1..6).prop_map(Op::Append),
+            1 => Just(Op::Roll),
+            2 => Just(Op::Clean),
+            1 => (0u8..4).prop_map(Op::DeleteRecords),
+            1 => (0u16..400).prop_map(Op::Advance),
+        ]
+    }
+
+    fn batch_of(records: &[(Option<u8>, Option<u8>)], now: i64) -> RecordBatch {
+        let mut builder = RecordBatchBuilder::new(0);
+        for (k, v) in records {
+            builder.append(&Record::new(
+                k.map(|k| Bytes::from(vec![b'k', k])),
+                v.map(|v| Bytes::from(vec![v; 3])),
+                now,
+            ));
+        }
+        builder.build().unwrap()
+    }
+
+    fn dump(log: &UnifiedLog) -> Vec<(i64, Vec<Bytes>)> {
+        log.segments()
+            .iter()
+            .map(|s| {
+                let batches = s.batches().iter().map(|b| b.as_bytes().clone()).collect();
+                (s.base_offset(), batches)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Skipping the batches that lose every record changes nothing: the
+        /// same results, the same segments byte for byte, as looking up
+        /// every record, cleaning after cleaning.
+        #[test]
+        fn skipping_dropped_batches_cleans_as_looking_up_every_record(
+            ops in proptest::collection::vec(op(), 1..80),
+            legacy in any::<bool>(),
+        ) {
+            let config = LogConfig::from_pairs([
+                ("cleanup.policy", "compact"),
+                ("internal.segment.bytes", "300"),
+                ("delete.retention.ms", "100"),
+            ])
+            .unwrap();
+            let retention = if legacy {
+                TombstoneRetention::LegacyLastModified
+            } else {
+                TombstoneRetention::DeleteHorizon
+            };
+            let mut now = 0_i64;
+            let mut log = UnifiedLog::new(TopicPartition::new("t", 0), config, now);
+            let mut checkpoint = None;
+            for op in ops {
+                match op {
+                    Op::Append(records) => {
+                        log.append_as_leader(batch_of(&records, now), now).unwrap();
+                    }
+                    Op::Roll => log.roll(now),
+                    Op::DeleteRecords(n) => {
+                        let to = (log.log_start_offset() + i64::from(n)).min(log.high_watermark());
+                        log.maybe_increment_log_start_offset(to).unwrap();
+                        log.delete_old_segments(now);
+                    }
+                    Op::Advance(ms) => now += i64::from(ms),
+                    Op::Clean => {
+                        let to_clean = LogToClean::measure(&log, checkpoint, now);
+                        let mut slow = log.clone();
+                        let fast_result = clean_with(&mut log, &to_clean, now, retention, true);
+                        let slow_result = clean_with(&mut slow, &to_clean, now, retention, false);
+                        prop_assert_eq!(&fast_result, &slow_result);
+                        prop_assert_eq!(dump(&log), dump(&slow));
+                        if let Some(r) = fast_result {
+                            checkpoint = Some(r.end_offset);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
