@@ -7,6 +7,7 @@
 //! golden files in `compat/golden/` (what Kafka 4.4's own
 //! `TopologyTestDriver` produced for the same scenario).
 
+mod cluster_changelog;
 mod compat;
 mod driver;
 mod dsl;
