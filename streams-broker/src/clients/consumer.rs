@@ -375,6 +375,14 @@ impl Consumer {
                 }
                 Err(err) => return Err(err),
             };
+            // Room for what the batches hold (at most what is asked for),
+            // at once rather than by doubling.
+            let incoming: usize = batches
+                .iter()
+                .filter(|b| !b.is_control())
+                .map(|b| usize::try_from(b.record_count()).unwrap_or(0))
+                .sum();
+            out.reserve(incoming.min(remaining));
             for batch in &batches {
                 let mut taken_all = true;
                 if !batch.is_control() {

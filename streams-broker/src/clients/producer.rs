@@ -145,11 +145,14 @@ impl Producer {
         }
     }
 
-    fn choose_partition(&self, record: &ProducerRecord, size: usize) -> Result<i32> {
-        let partitions = {
-            let state = self.cluster.state();
-            i32::try_from(state.topic(&record.topic)?.partitions.len()).unwrap_or(i32::MAX)
-        };
+    /// The record's partition of the topic's `partitions`.
+    fn choose_partition(
+        &self,
+        record: &ProducerRecord,
+        size: usize,
+        partitions: usize,
+    ) -> Result<i32> {
+        let partitions = i32::try_from(partitions).unwrap_or(i32::MAX);
         if let Some(p) = record.partition {
             return Ok(p);
         }
@@ -157,9 +160,17 @@ impl Producer {
             .partitioners
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let partitioner = partitioners
-            .entry(record.topic.clone())
-            .or_insert_with(|| DefaultPartitioner::new(self.config.batch_size));
+        if !partitioners.contains_key(&record.topic) {
+            partitioners.insert(
+                record.topic.clone(),
+                DefaultPartitioner::new(self.config.batch_size),
+            );
+        }
+        let Some(partitioner) = partitioners.get_mut(&record.topic) else {
+            return Err(BrokerError::UnknownTopic {
+                topic: record.topic.clone(),
+            });
+        };
         partitioner
             .partition(record.key.as_deref(), size, partitions)
             .map_err(|_| BrokerError::UnknownTopic {
@@ -173,7 +184,11 @@ impl Producer {
     /// [`BrokerError::UnknownTopic`], [`BrokerError::UnknownPartition`] or
     /// [`BrokerError::RecordTooLarge`]; nothing is written then.
     pub fn send(&self, record: ProducerRecord) -> Result<RecordMetadata> {
-        let timestamp = record.timestamp.unwrap_or_else(|| self.cluster.now_ms());
+        // One hold of the cluster's lock for the clock, the partition count
+        // and the append (the partitioners' lock is only ever taken inside it).
+        let mut state = self.cluster.state();
+        let timestamp = record.timestamp.unwrap_or(state.now_ms);
+        let partitions = state.topic(&record.topic)?.partitions.len();
         let size = record_size_in_bytes(
             0,
             0,
@@ -181,7 +196,7 @@ impl Producer {
             record.value.as_ref().map(Bytes::len),
             &record.headers,
         );
-        let partition = self.choose_partition(&record, size)?;
+        let partition = self.choose_partition(&record, size, partitions)?;
         let ProducerRecord {
             topic,
             key,
@@ -189,8 +204,8 @@ impl Producer {
             headers,
             ..
         } = record;
-        let mut builder = RecordBatchBuilder::new(0);
-        builder.append(&Record {
+        let mut builder = RecordBatchBuilder::with_capacity(0, 1);
+        builder.append_owned(Record {
             key,
             value,
             headers,
@@ -200,7 +215,8 @@ impl Producer {
             topic: topic.clone(),
         })?;
         let tp = TopicPartition::new(topic, partition);
-        let info = self.cluster.state().append(&tp, batch)?;
+        let info = state.append(&tp, batch)?;
+        drop(state);
         Ok(RecordMetadata {
             topic: tp.topic,
             partition,
@@ -221,9 +237,10 @@ impl Producer {
         tp: &TopicPartition,
         records: impl IntoIterator<Item = Record>,
     ) -> Result<Option<(i64, i64)>> {
-        let mut builder = RecordBatchBuilder::new(0);
+        let records = records.into_iter();
+        let mut builder = RecordBatchBuilder::with_capacity(0, records.size_hint().0);
         for record in records {
-            builder.append(&record);
+            builder.append_owned(record);
         }
         if builder.is_empty() {
             return Ok(None);

@@ -158,14 +158,13 @@ impl UnifiedLog {
                 max: self.config.max_message_bytes,
             });
         }
-        let mut batch = batch.with_base_offset(self.log_end_offset);
+        // Offsets and the leader epoch are written into the batch itself
+        // when the producer handed over its only reference (no copy).
+        let mut batch = batch.into_stamped(self.log_end_offset, self.leader_epoch);
         let mut log_append_time = None;
         if self.config.message_timestamp_type == TimestampType::LogAppendTime {
             batch = batch.with_log_append_time(now_ms);
             log_append_time = Some(now_ms);
-        }
-        if batch.partition_leader_epoch() != self.leader_epoch {
-            batch = batch.with_partition_leader_epoch(self.leader_epoch);
         }
         self.maybe_roll(size, batch.max_timestamp(), now_ms);
         let info = LogAppendInfo {

@@ -223,8 +223,8 @@ impl RecordBatch {
         }
         let mut pos = RECORD_BATCH_OVERHEAD;
         for index in 0..count {
-            match read_record(&batch.bytes, pos, None) {
-                Ok((_, next)) => pos = next,
+            match read_record(&batch.bytes, pos) {
+                Ok(next) => pos = next,
                 Err(reason) => {
                     return Err(CorruptRecordError::InvalidRecord {
                         base_offset,
@@ -493,6 +493,35 @@ impl RecordBatch {
         }
     }
 
+    /// This batch with `edit` applied to its bytes: in place when nothing
+    /// else shares its buffer (a batch a producer has just built), else on
+    /// a copy.
+    fn into_rewritten(self, edit: impl FnOnce(&mut [u8])) -> RecordBatch {
+        match self.bytes.try_into_mut() {
+            Ok(mut bytes) => {
+                edit(&mut bytes);
+                RecordBatch {
+                    bytes: bytes.freeze(),
+                }
+            }
+            Err(bytes) => RecordBatch { bytes }.rewritten(edit),
+        }
+    }
+
+    /// [`with_base_offset`](RecordBatch::with_base_offset) and
+    /// [`with_partition_leader_epoch`](RecordBatch::with_partition_leader_epoch)
+    /// at once, on the batch itself when its buffer is not shared: the
+    /// leader's stamp on append (both fields are outside the CRC).
+    pub(crate) fn into_stamped(self, base_offset: i64, epoch: i32) -> RecordBatch {
+        if self.base_offset() == base_offset && self.partition_leader_epoch() == epoch {
+            return self;
+        }
+        self.into_rewritten(|b| {
+            put(b, BASE_OFFSET_OFFSET, &base_offset.to_be_bytes());
+            put(b, PARTITION_LEADER_EPOCH_OFFSET, &epoch.to_be_bytes());
+        })
+    }
+
     /// This batch with another base offset, as the broker assigns offsets
     /// on append. The base offset is outside the CRC, so the CRC stays.
     #[must_use]
@@ -585,6 +614,72 @@ pub struct RecordIter<'a> {
     log_append_time: Option<i64>,
 }
 
+impl RecordIter<'_> {
+    /// Reads the record at `pos` of a batch known to be valid (its framing
+    /// was checked by `read_record` when the batch was built or read in):
+    /// the same fields, without working out why bytes would be wrong.
+    /// `None` only for bytes that are not a valid batch.
+    fn read_valid(&mut self) -> Option<LogRecord> {
+        let data: &[u8] = self.data;
+        let mut p = self.pos;
+        let size = usize::try_from(read_varint(data, &mut p)?).ok()?;
+        let end = p.checked_add(size)?;
+        let body = data.get(..end)?;
+        p += 1; // attributes
+        let timestamp_delta = read_varlong(body, &mut p)?;
+        let offset_delta = read_varint(body, &mut p)?;
+        let key = read_range(body, &mut p)?;
+        let value = read_range(body, &mut p)?;
+        let count = usize::try_from(read_varint(body, &mut p)?).ok()?;
+        let mut headers = Vec::new();
+        if count > 0 {
+            headers.reserve_exact(count.min(body.len().saturating_sub(p)));
+            for _ in 0..count {
+                let key_len = usize::try_from(read_varint(body, &mut p)?).ok()?;
+                let key_end = p.checked_add(key_len)?;
+                let key = std::str::from_utf8(body.get(p..key_end)?).ok()?;
+                p = key_end;
+                let value = read_range(body, &mut p)?;
+                headers.push(Header {
+                    key: key.to_owned(),
+                    value: value.map(|(s, e)| self.data.slice(s..e)),
+                });
+            }
+        }
+        if p != end {
+            return None;
+        }
+        self.pos = end;
+        let slice =
+            |range: Option<(usize, usize)>| range.map(|(start, end)| self.data.slice(start..end));
+        Some(LogRecord {
+            offset: self.base_offset.wrapping_add(i64::from(offset_delta)),
+            timestamp: self
+                .log_append_time
+                .unwrap_or(self.base_timestamp.wrapping_add(timestamp_delta)),
+            key: slice(key),
+            value: slice(value),
+            headers,
+        })
+    }
+}
+
+/// A nullable field's byte range in a valid record: `Some(None)` for null.
+#[inline]
+fn read_range(body: &[u8], pos: &mut usize) -> Option<Option<(usize, usize)>> {
+    let len = read_varint(body, pos)?;
+    if len < 0 {
+        return Some(None);
+    }
+    let start = *pos;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    if end > body.len() {
+        return None;
+    }
+    *pos = end;
+    Some(Some((start, end)))
+}
+
 impl Iterator for RecordIter<'_> {
     type Item = LogRecord;
 
@@ -592,25 +687,13 @@ impl Iterator for RecordIter<'_> {
         if self.remaining <= 0 {
             return None;
         }
-        let mut headers = Vec::new();
-        let Ok((raw, next)) = read_record(self.data, self.pos, Some(&mut headers)) else {
+        let Some(record) = self.read_valid() else {
             // Unreachable for a validated batch; end rather than fail.
             self.remaining = 0;
             return None;
         };
         self.remaining -= 1;
-        self.pos = next;
-        let slice =
-            |range: Option<(usize, usize)>| range.map(|(start, end)| self.data.slice(start..end));
-        Some(LogRecord {
-            offset: self.base_offset.wrapping_add(i64::from(raw.offset_delta)),
-            timestamp: self
-                .log_append_time
-                .unwrap_or(self.base_timestamp.wrapping_add(raw.timestamp_delta)),
-            key: slice(raw.key),
-            value: slice(raw.value),
-            headers,
-        })
+        Some(record)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -720,14 +803,6 @@ fn i64_at(bytes: &[u8], at: usize) -> i64 {
         .map_or(0, i64::from_be_bytes)
 }
 
-/// A record's deltas and where its key and value lie in the batch.
-pub(super) struct RawRecord {
-    pub(super) timestamp_delta: i64,
-    pub(super) offset_delta: i32,
-    pub(super) key: Option<(usize, usize)>,
-    pub(super) value: Option<(usize, usize)>,
-}
-
 /// Reads a nullable byte field (a varint length, -1 or any negative for
 /// null, then the bytes) within `data`, as Kafka's `Utils.readBytes`.
 fn read_nullable(
@@ -752,14 +827,10 @@ fn read_nullable(
     Ok(Some((start, end)))
 }
 
-/// Reads the record at `pos` (`DefaultRecord.readFrom`), checking its
-/// framing as Kafka does; collects its headers when asked. Returns the
-/// record and the position after it.
-pub(super) fn read_record(
-    data: &Bytes,
-    pos: usize,
-    mut headers: Option<&mut Vec<Header>>,
-) -> Result<(RawRecord, usize), String> {
+/// Checks the record at `pos` as Kafka's `DefaultRecord.readFrom` reads
+/// it: its framing, its fields, its headers. Returns the position after
+/// it. (Reading a checked batch's records is `RecordIter`'s.)
+pub(super) fn read_record(data: &Bytes, pos: usize) -> Result<usize, String> {
     let mut p = pos;
     let size = read_varint(data, &mut p).ok_or("record length is truncated or malformed")?;
     if size < 0 {
@@ -776,11 +847,10 @@ pub(super) fn read_record(
     let body = data.get(..end).ok_or("record runs past the batch")?;
     let _attributes = *body.get(p).ok_or("record has no attributes byte")?;
     p += 1;
-    let timestamp_delta =
-        read_varlong(body, &mut p).ok_or("timestamp delta is truncated or malformed")?;
-    let offset_delta = read_varint(body, &mut p).ok_or("offset delta is truncated or malformed")?;
-    let key = read_nullable(body, &mut p, "key")?;
-    let value = read_nullable(body, &mut p, "value")?;
+    read_varlong(body, &mut p).ok_or("timestamp delta is truncated or malformed")?;
+    read_varint(body, &mut p).ok_or("offset delta is truncated or malformed")?;
+    read_nullable(body, &mut p, "key")?;
+    read_nullable(body, &mut p, "value")?;
     let count = read_varint(body, &mut p).ok_or("header count is truncated or malformed")?;
     if count < 0 {
         return Err(format!("found invalid number of record headers {count}"));
@@ -789,9 +859,6 @@ pub(super) fn read_record(
         return Err(format!(
             "found invalid number of record headers: {count} is larger than the remaining size of the record"
         ));
-    }
-    if let Some(out) = headers.as_deref_mut() {
-        out.reserve_exact(count as usize);
     }
     for index in 0..count {
         let key_len =
@@ -804,16 +871,10 @@ pub(super) fn read_record(
         let key_bytes = body.get(key_start..key_end).ok_or_else(|| {
             format!("header {index} key of {key_len} bytes runs past the record's end")
         })?;
-        let key = std::str::from_utf8(key_bytes)
+        std::str::from_utf8(key_bytes)
             .map_err(|e| format!("header {index} key is not valid utf-8: {e}"))?;
         p = key_end;
-        let value = read_nullable(body, &mut p, "header value")?;
-        if let Some(out) = headers.as_deref_mut() {
-            out.push(Header {
-                key: key.to_owned(),
-                value: value.map(|(s, e)| data.slice(s..e)),
-            });
-        }
+        read_nullable(body, &mut p, "header value")?;
     }
     if p != end {
         return Err(format!(
@@ -821,13 +882,5 @@ pub(super) fn read_record(
             p - body_start
         ));
     }
-    Ok((
-        RawRecord {
-            timestamp_delta,
-            offset_delta,
-            key,
-            value,
-        },
-        end,
-    ))
+    Ok(end)
 }

@@ -18,6 +18,10 @@ struct Pending {
     key: Option<Bytes>,
     value: Option<Bytes>,
     headers: Vec<Header>,
+    /// The record's body size (`sizeOfBodyInBytes`) against the batch's
+    /// base timestamp, worked out on append (and again when a delete
+    /// horizon moves the base timestamp), so that `encode` need not.
+    body: usize,
 }
 
 /// Builds one uncompressed v2 [`RecordBatch`], byte for byte as Kafka's
@@ -165,8 +169,9 @@ impl RecordBatchBuilder {
         self.delete_horizon_ms = delete_horizon_ms.filter(|&h| h >= 0);
         let base_timestamp = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
         let mut size = RECORD_BATCH_OVERHEAD;
-        for r in &self.records {
-            size = size.saturating_add(pending_size(self.base_offset, base_timestamp, r));
+        for r in &mut self.records {
+            r.body = body_size(self.base_offset, base_timestamp, r);
+            size = size.saturating_add(framed_size(r.body));
         }
         self.size = size;
         self
@@ -222,6 +227,7 @@ impl RecordBatchBuilder {
             key: record.key.clone(),
             value: record.value.clone(),
             headers: Vec::new(),
+            body: 0,
         };
         let size = record_body_size(
             offset_delta(self.base_offset, pending.offset),
@@ -256,9 +262,35 @@ impl RecordBatchBuilder {
             Some(offset) => self.push(
                 offset,
                 record.timestamp,
-                &record.key,
-                &record.value,
-                &record.headers,
+                record.key.clone(),
+                record.value.clone(),
+                record.headers.clone(),
+            ),
+            None => Err(RecordBatchBuildError::OffsetDeltaOverflow {
+                offset: i64::MAX,
+                base_offset: self.base_offset,
+            }),
+        };
+        if let Err(e) = result {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// [`append`](RecordBatchBuilder::append) for a record the caller
+    /// gives up: its buffers move into the builder, not a reference
+    /// count more (the producer's path).
+    pub(crate) fn append_owned(&mut self, record: Record) {
+        let offset = match self.records.last() {
+            None => Some(self.base_offset),
+            Some(last) => last.offset.checked_add(1),
+        };
+        let result = match offset {
+            Some(offset) => self.push(
+                offset,
+                record.timestamp,
+                record.key,
+                record.value,
+                record.headers,
             ),
             None => Err(RecordBatchBuildError::OffsetDeltaOverflow {
                 offset: i64::MAX,
@@ -281,9 +313,9 @@ impl RecordBatchBuilder {
         self.push(
             offset,
             record.timestamp,
-            &record.key,
-            &record.value,
-            &record.headers,
+            record.key.clone(),
+            record.value.clone(),
+            record.headers.clone(),
         )
     }
 
@@ -293,9 +325,9 @@ impl RecordBatchBuilder {
         self.push(
             record.offset,
             record.timestamp,
-            &record.key,
-            &record.value,
-            &record.headers,
+            record.key.clone(),
+            record.value.clone(),
+            record.headers.clone(),
         )
     }
 
@@ -303,9 +335,9 @@ impl RecordBatchBuilder {
         &mut self,
         offset: i64,
         timestamp: i64,
-        key: &Option<Bytes>,
-        value: &Option<Bytes>,
-        headers: &[Header],
+        key: Option<Bytes>,
+        value: Option<Bytes>,
+        headers: Vec<Header>,
     ) -> Result<(), RecordBatchBuildError> {
         if let Some(last) = self.records.last() {
             if offset <= last.offset {
@@ -350,23 +382,23 @@ impl RecordBatchBuilder {
         if headers.len() > max {
             return Err(too_large("header list", headers.len()));
         }
-        for h in headers {
+        for h in &headers {
             let len = h.key.len().max(h.value.as_ref().map_or(0, Bytes::len));
             if len > max {
                 return Err(too_large("header", len));
             }
         }
-        let pending = Pending {
+        let mut pending = Pending {
             offset,
             timestamp,
-            key: key.clone(),
-            value: value.clone(),
-            headers: headers.to_vec(),
+            key,
+            value,
+            headers,
+            body: 0,
         };
         let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
-        let size =
-            self.size
-                .saturating_add(pending_size(self.base_offset, base_timestamp, &pending));
+        pending.body = body_size(self.base_offset, base_timestamp, &pending);
+        let size = self.size.saturating_add(framed_size(pending.body));
         if size > max {
             return Err(too_large("batch", size));
         }
@@ -480,17 +512,17 @@ impl RecordBatchBuilder {
     /// Appends a record without the checks, for a control batch whose
     /// record is known to be well formed.
     pub(super) fn push_unchecked(&mut self, timestamp: i64, key: Bytes, value: Bytes) {
-        let pending = Pending {
+        let mut pending = Pending {
             offset: self.next_offset(),
             timestamp,
             key: Some(key),
             value: Some(value),
             headers: Vec::new(),
+            body: 0,
         };
         let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
-        self.size =
-            self.size
-                .saturating_add(pending_size(self.base_offset, base_timestamp, &pending));
+        pending.body = body_size(self.base_offset, base_timestamp, &pending);
+        self.size = self.size.saturating_add(framed_size(pending.body));
         self.max_timestamp = self.max_timestamp.max(timestamp);
         self.records.push(pending);
     }
@@ -500,14 +532,19 @@ fn offset_delta(base_offset: i64, offset: i64) -> i32 {
     i32::try_from(offset.wrapping_sub(base_offset)).unwrap_or(i32::MAX)
 }
 
-fn pending_size(base_offset: i64, base_timestamp: i64, r: &Pending) -> usize {
-    let body = record_body_size(
+/// The record's body size against `base_timestamp`.
+fn body_size(base_offset: i64, base_timestamp: i64, r: &Pending) -> usize {
+    record_body_size(
         offset_delta(base_offset, r.offset),
         r.timestamp.wrapping_sub(base_timestamp),
         r.key.as_ref().map(Bytes::len),
         r.value.as_ref().map(Bytes::len),
         &r.headers,
-    );
+    )
+}
+
+/// A record's size with its length varint, from its body size.
+fn framed_size(body: usize) -> usize {
     body.saturating_add(varint::size_of_varint(
         i32::try_from(body).unwrap_or(i32::MAX),
     ))
@@ -527,13 +564,8 @@ fn put_nullable(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
 fn write_record(out: &mut Vec<u8>, base_offset: i64, base_timestamp: i64, r: &Pending) {
     let offset_delta = offset_delta(base_offset, r.offset);
     let timestamp_delta = r.timestamp.wrapping_sub(base_timestamp);
-    let body = record_body_size(
-        offset_delta,
-        timestamp_delta,
-        r.key.as_ref().map(Bytes::len),
-        r.value.as_ref().map(Bytes::len),
-        &r.headers,
-    );
+    let body = r.body;
+    debug_assert_eq!(body, body_size(base_offset, base_timestamp, r));
     put_varint(out, i32::try_from(body).unwrap_or(i32::MAX));
     out.push(0); // record attributes: none are used
     put_varlong(out, timestamp_delta);

@@ -505,6 +505,16 @@ proptest! {
             prop_assert_eq!(&record.value, &sent.value);
             prop_assert_eq!(&record.headers, &sent.headers);
         }
+        // The cleaner's in-place reading sees the same offsets and keys.
+        let keys: Vec<(i64, Option<Vec<u8>>, bool)> = read
+            .record_keys()
+            .map(|r| (r.offset, r.key.map(<[u8]>::to_vec), r.null_value))
+            .collect();
+        let expected: Vec<(i64, Option<Vec<u8>>, bool)> = records
+            .iter()
+            .map(|r| (r.offset, r.key.as_ref().map(|k| k.to_vec()), r.value.is_none()))
+            .collect();
+        prop_assert_eq!(keys, expected);
         // The cleaner's copy: the same records at their offsets give the same bytes.
         let mut copy = RecordBatchBuilder::new(case.base_offset)
             .partition_leader_epoch(case.epoch)
@@ -553,4 +563,56 @@ proptest! {
             prop_assert_eq!(n, read.record_count() as usize);
         }
     }
+}
+
+#[test]
+fn owned_appends_write_the_bytes_of_borrowed_ones() {
+    let records = [
+        Record::new(Some("k"), Some("v"), 1_000).with_header("h", "x"),
+        Record::tombstone("k", 990),
+        Record::unkeyed("u", 1_010).with_null_header("n"),
+    ];
+    let mut borrowed = RecordBatchBuilder::new(5).producer(9, 0, 3);
+    let mut owned = RecordBatchBuilder::with_capacity(5, 3).producer(9, 0, 3);
+    for r in &records {
+        borrowed.append(r);
+        owned.append_owned(r.clone());
+    }
+    assert_eq!(
+        owned.estimated_size_in_bytes(),
+        borrowed.estimated_size_in_bytes()
+    );
+    assert_eq!(owned.build().unwrap(), borrowed.build().unwrap());
+    // An append the builder refuses is reported by build, as with `append`.
+    let mut refused = RecordBatchBuilder::new(0);
+    refused.append_owned(Record::new(Some("k"), Some("v"), -2));
+    assert!(matches!(
+        refused.build(),
+        Err(RecordBatchBuildError::InvalidTimestamp { .. })
+    ));
+}
+
+#[test]
+fn stamping_writes_in_place_only_an_unshared_batch() {
+    let batch = one_record_batch();
+    let expected = batch.with_base_offset(42).with_partition_leader_epoch(7);
+    // Shared: the other handle keeps its bytes.
+    let other = batch.clone();
+    let stamped = batch.into_stamped(42, 7);
+    assert_eq!(stamped, expected);
+    assert_eq!(
+        (other.base_offset(), other.partition_leader_epoch()),
+        (0, -1)
+    );
+    assert_eq!(other, one_record_batch());
+    // Unshared: the same buffer, stamped.
+    let only = one_record_batch();
+    let address = only.as_bytes().as_ptr();
+    let stamped = only.into_stamped(42, 7);
+    assert_eq!(stamped, expected);
+    assert_eq!(stamped.as_bytes().as_ptr(), address);
+    assert_eq!(
+        RecordBatch::from_bytes(stamped.as_bytes().clone()).unwrap(),
+        expected
+    );
 }
