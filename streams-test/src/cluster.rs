@@ -1,4 +1,4 @@
-//! The driver and the simulated broker together: a [`TopologyTestDriver`]
+//! The driver and the simulated broker together: a [`TopologyTestDriver`](crate::TopologyTestDriver)
 //! given a [`Cluster`] appends every record it captures for output,
 //! repartition and changelog topics to that cluster's topics too, and
 //! restores its stores from the cluster's changelog topics when it is
