@@ -76,6 +76,10 @@ pub enum OffsetSpec {
     Latest,
     /// The first offset whose record's timestamp is at or after this one.
     Timestamp(i64),
+    /// The record with the largest timestamp (KIP-734's
+    /// `OffsetSpec.maxTimestamp()`): the first record of that timestamp in
+    /// the first batch whose max timestamp it is.
+    MaxTimestamp,
 }
 
 /// An offset [`Admin::list_offsets`] found (Kafka's
@@ -84,7 +88,8 @@ pub enum OffsetSpec {
 pub struct ListedOffset {
     /// The offset.
     pub offset: i64,
-    /// The record's timestamp for [`OffsetSpec::Timestamp`], else `None`.
+    /// The record's timestamp for [`OffsetSpec::Timestamp`] and
+    /// [`OffsetSpec::MaxTimestamp`], else `None`.
     pub timestamp: Option<i64>,
 }
 
@@ -306,7 +311,8 @@ impl Admin {
     }
 
     /// The offset `spec` asks for; `None` for a timestamp later than every
-    /// record.
+    /// record, and for [`OffsetSpec::MaxTimestamp`] on a log without
+    /// records (Kafka answers offset -1, timestamp -1 to both).
     ///
     /// # Errors
     /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
@@ -328,6 +334,13 @@ impl Admin {
             }),
             OffsetSpec::Timestamp(ts) => {
                 log.offset_for_timestamp(ts)
+                    .map(|(offset, timestamp)| ListedOffset {
+                        offset,
+                        timestamp: Some(timestamp),
+                    })
+            }
+            OffsetSpec::MaxTimestamp => {
+                log.offset_of_max_timestamp()
                     .map(|(offset, timestamp)| ListedOffset {
                         offset,
                         timestamp: Some(timestamp),

@@ -281,6 +281,31 @@ impl UnifiedLog {
             .map(|r| (r.offset, r.timestamp))
     }
 
+    /// The offset and timestamp of the record with the largest timestamp,
+    /// as Kafka's `fetchOffsetByTimestamp(MAX_TIMESTAMP)` finds it: the
+    /// first batch whose max timestamp is the log's largest, and in it the
+    /// first record with that timestamp. Like Kafka, it looks at every
+    /// batch the log still holds. `None` for a log without records.
+    pub fn offset_of_max_timestamp(&self) -> Option<(i64, i64)> {
+        let mut best: Option<&RecordBatch> = None;
+        for batch in self
+            .segments
+            .iter()
+            .flat_map(|s| s.batches().iter())
+            .filter(|b| !b.is_control() && b.record_count() > 0)
+        {
+            if best.is_none_or(|b| batch.max_timestamp() > b.max_timestamp()) {
+                best = Some(batch);
+            }
+        }
+        let batch = best?;
+        let max = batch.max_timestamp();
+        batch
+            .records()
+            .find(|r| r.timestamp == max)
+            .map(|r| (r.offset, r.timestamp))
+    }
+
     /// Runs retention as Kafka's `deleteOldSegments` does: segments wholly
     /// below the log start offset always go; with `delete` in
     /// `cleanup.policy`, the oldest segments go while the log is larger than

@@ -3,8 +3,8 @@
 use streams_broker::log::ConfigError;
 use streams_broker::partitioner::partition_for_key;
 use streams_broker::{
-    AlterConfigOp, AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, NewTopic, ProducerRecord,
-    TopicPartition,
+    AlterConfigOp, AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, ListedOffset, NewTopic,
+    OffsetSpec, ProducerRecord, TopicPartition,
 };
 
 use crate::support::topic;
@@ -281,5 +281,34 @@ fn configs_are_described_and_altered_incrementally() {
     assert_eq!(
         admin.describe_configs("t").unwrap()["retention.ms"].value,
         "604800000"
+    );
+}
+
+/// `OffsetSpec.maxTimestamp()` (KIP-734), as Kafka 4.4.0 answered it in the
+/// real-broker oracle's `delete_records` scenario: the record with the
+/// largest timestamp, the first of them on a tie, and offset -1 (here
+/// `None`) on an empty log. Found missing by `tests/real_broker`.
+#[test]
+fn list_offsets_max_timestamp_finds_the_latest_record() {
+    let cluster = Cluster::new();
+    let tp = topic(&cluster, "max_ts", &[("retention.ms", "-1")]);
+    let admin = cluster.admin();
+    assert_eq!(
+        admin.list_offsets(&tp, OffsetSpec::MaxTimestamp).unwrap(),
+        None
+    );
+    let producer = cluster.producer();
+    for (i, ts) in [1_000, 5_000, 3_000, 5_000, 2_000].into_iter().enumerate() {
+        let sent = producer
+            .send(ProducerRecord::new("max_ts", format!("k{i}"), "v").timestamp(ts))
+            .unwrap();
+        assert_eq!(sent.offset, i64::try_from(i).unwrap());
+    }
+    assert_eq!(
+        admin.list_offsets(&tp, OffsetSpec::MaxTimestamp).unwrap(),
+        Some(ListedOffset {
+            offset: 1,
+            timestamp: Some(5_000)
+        })
     );
 }
