@@ -11,7 +11,8 @@
 //!
 //! Run: `cargo bench -p streams-broker --bench produce_fetch`
 //! (`STREAMS_BENCH_RATIO_ONLY=1` skips criterion and prints the ratios only;
-//! `STREAMS_BENCH_PROFILE_BROKER=1` runs only the broker side, for profilers)
+//! `STREAMS_BENCH_PROFILE_BROKER=1` runs only the broker side, for profilers;
+//! `=send` or `=batch` only one way of producing)
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -152,10 +153,15 @@ fn best_of(runs: usize, mut f: impl FnMut() -> (Duration, Duration)) -> (Duratio
 
 fn main() {
     let values = inputs();
-    if std::env::var_os("STREAMS_BENCH_PROFILE_BROKER").is_some() {
+    if let Some(mode) = std::env::var_os("STREAMS_BENCH_PROFILE_BROKER") {
+        // `send` or `batch` profiles one way of producing, anything else both.
         for _ in 0..3 {
-            black_box(broker_run(&values, produce_send));
-            black_box(broker_run(&values, produce_batches));
+            if mode != "batch" {
+                black_box(broker_run(&values, produce_send));
+            }
+            if mode != "send" {
+                black_box(broker_run(&values, produce_batches));
+            }
         }
         return;
     }

@@ -363,7 +363,7 @@ impl Consumer {
             let tp = &self.assignment[(start + i) % n];
             let mut position = resolve_position(&self.config, &self.positions, &state, tp)?;
             let log = state.log(tp)?;
-            let batches = match log.read(position, remaining) {
+            let batches = match log.read_batches(position, remaining) {
                 Ok(batches) => batches,
                 Err(err @ BrokerError::OffsetOutOfRange { .. }) => {
                     position = match self.config.auto_offset_reset {
@@ -371,7 +371,7 @@ impl Consumer {
                         AutoOffsetReset::Latest => log.high_watermark(),
                         AutoOffsetReset::None => return Err(err),
                     };
-                    log.read(position, remaining)?
+                    log.read_batches(position, remaining)?
                 }
                 Err(err) => return Err(err),
             };
@@ -386,6 +386,8 @@ impl Consumer {
             for batch in &batches {
                 let mut taken_all = true;
                 if !batch.is_control() {
+                    let timestamp_type = batch.timestamp_type();
+                    let leader_epoch = batch.partition_leader_epoch();
                     for record in batch.records() {
                         if record.offset < position {
                             continue;
@@ -400,11 +402,11 @@ impl Consumer {
                             partition: tp.partition,
                             offset: record.offset,
                             timestamp: record.timestamp,
-                            timestamp_type: batch.timestamp_type(),
+                            timestamp_type,
                             key: record.key,
                             value: record.value,
                             headers: record.headers,
-                            leader_epoch: batch.partition_leader_epoch(),
+                            leader_epoch,
                         });
                     }
                 }

@@ -160,22 +160,18 @@ impl Producer {
             .partitioners
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !partitioners.contains_key(&record.topic) {
-            partitioners.insert(
-                record.topic.clone(),
-                DefaultPartitioner::new(self.config.batch_size),
-            );
-        }
-        let Some(partitioner) = partitioners.get_mut(&record.topic) else {
-            return Err(BrokerError::UnknownTopic {
-                topic: record.topic.clone(),
-            });
+        let key = record.key.as_deref();
+        // One lookup by the topic's name; its name is copied only the first time.
+        let chosen = match partitioners.get_mut(&record.topic) {
+            Some(partitioner) => partitioner.partition(key, size, partitions),
+            None => partitioners
+                .entry(record.topic.clone())
+                .or_insert_with(|| DefaultPartitioner::new(self.config.batch_size))
+                .partition(key, size, partitions),
         };
-        partitioner
-            .partition(record.key.as_deref(), size, partitions)
-            .map_err(|_| BrokerError::UnknownTopic {
-                topic: record.topic.clone(),
-            })
+        chosen.map_err(|_| BrokerError::UnknownTopic {
+            topic: record.topic.clone(),
+        })
     }
 
     /// Sends one record as one batch and returns where it landed.

@@ -209,6 +209,20 @@ impl UnifiedLog {
     /// [`BrokerError::OffsetOutOfRange`] when `start_offset` is below the
     /// log start offset or above the log end offset.
     pub fn read(&self, start_offset: i64, max_records: usize) -> Result<Vec<RecordBatch>> {
+        Ok(self
+            .read_batches(start_offset, max_records)?
+            .into_iter()
+            .cloned()
+            .collect())
+    }
+
+    /// [`read`](UnifiedLog::read), the batches borrowed from the log (the
+    /// consumer decodes them under the cluster's lock, without a clone).
+    pub(crate) fn read_batches(
+        &self,
+        start_offset: i64,
+        max_records: usize,
+    ) -> Result<Vec<&RecordBatch>> {
         if start_offset < self.log_start_offset || start_offset > self.log_end_offset {
             return Err(self.error_out_of_range(start_offset));
         }
@@ -226,14 +240,14 @@ impl UnifiedLog {
                 }
                 let skipped = if batch.base_offset() < start_offset {
                     batch
-                        .records()
+                        .record_keys()
                         .take_while(|r| r.offset < start_offset)
                         .count()
                 } else {
                     0
                 };
                 records += (batch.record_count() as usize).saturating_sub(skipped);
-                out.push(batch.clone());
+                out.push(batch);
             }
         }
         Ok(out)
