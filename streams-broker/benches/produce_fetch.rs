@@ -263,22 +263,14 @@ fn main() {
 fn run_criterion(values: &[Bytes]) {
     let mut criterion = Criterion::default()
         .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
+        .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_secs(1))
         .configure_from_args();
     let mut group = criterion.benchmark_group("produce_fetch_1m_records_100b");
     group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(RECORDS as u64));
-    group.bench_function("produce_send", |b| {
-        b.iter_batched(
-            empty_cluster,
-            |cluster| {
-                produce_send(&cluster, values);
-                cluster
-            },
-            BatchSize::LargeInput,
-        );
-    });
+    // `send` (about half a second a run) is timed by the ratio lines only,
+    // so that the whole bench stays within seconds.
     group.bench_function("produce_send_batch_100", |b| {
         b.iter_batched(
             empty_cluster,
