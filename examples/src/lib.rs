@@ -5,6 +5,8 @@
 //!   the simulated broker and restored into a new driver.
 //! - [`tombstone_life`]: a GDPR tombstone's life on a compacted topic, with
 //!   KIP-534's fix and the KAFKA-8522 bug side by side.
+//! - [`zombie_replica`]: KAFKA-6880 on a three-broker simulated cluster,
+//!   the zombie fenced by leader epochs next to the pre-KIP-101 divergence.
 //! - [`customer_addresses`]: the latest address per customer as a table,
 //!   orders joined with it, and GDPR erasure by tombstone.
 //! - [`orders`]: JSON orders parsed, filtered, enriched, split by region
@@ -27,3 +29,4 @@ pub mod orders;
 pub mod tombstone_life;
 pub mod windowed_count;
 pub mod word_count;
+pub mod zombie_replica;

@@ -28,7 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::cleaner::{self, CleaningResult, LogToClean, TombstoneRetention};
@@ -37,6 +37,7 @@ use crate::error::{BrokerError, Result};
 use crate::inspect::{LogDump, LogInfo};
 use crate::log::{LogAppendInfo, LogConfig, UnifiedLog};
 use crate::record::{LogRecord, RecordBatch};
+use crate::replication::{BrokerId, BrokerNode, Partition, TimelineEvent};
 use crate::topic_partition::TopicPartition;
 
 /// The broker-level settings of the simulated cluster.
@@ -54,6 +55,19 @@ pub struct BrokerConfig {
     pub tombstone_retention: TombstoneRetention,
     /// The clock's time when the cluster starts (default 0).
     pub start_time_ms: i64,
+    /// How many brokers (default 1), numbered from 1.
+    pub brokers: usize,
+    /// `replica.lag.time.max.ms` (default 30000): a follower that has not
+    /// caught up for this long leaves the ISR.
+    pub replica_lag_time_max_ms: i64,
+    /// How often followers fetch from their leader on the mock clock
+    /// (default 10 ms; a real follower long-polls continuously).
+    pub replica_fetch_interval_ms: i64,
+    /// `broker.session.timeout.ms` (default 9000): how long the controller
+    /// waits for a paused or cut-off broker before it fences it.
+    pub broker_session_timeout_ms: i64,
+    /// How followers find where their log and the leader's diverge.
+    pub replication_mode: crate::replication::ReplicationMode,
 }
 
 impl Default for BrokerConfig {
@@ -64,6 +78,11 @@ impl Default for BrokerConfig {
             log_retention_check_interval_ms: 300_000,
             tombstone_retention: TombstoneRetention::DeleteHorizon,
             start_time_ms: 0,
+            brokers: 1,
+            replica_lag_time_max_ms: 30_000,
+            replica_fetch_interval_ms: 10,
+            broker_session_timeout_ms: 9_000,
+            replication_mode: crate::replication::ReplicationMode::LeaderEpochs,
         }
     }
 }
@@ -110,6 +129,44 @@ impl ClusterBuilder {
         self
     }
 
+    /// How many brokers, numbered from 1 (at least 1).
+    #[must_use]
+    pub fn brokers(mut self, brokers: usize) -> Self {
+        self.config.brokers = brokers.max(1);
+        self
+    }
+
+    /// `replica.lag.time.max.ms`.
+    #[must_use]
+    pub fn replica_lag_time_max_ms(mut self, ms: i64) -> Self {
+        self.config.replica_lag_time_max_ms = ms.max(1);
+        self
+    }
+
+    /// How often followers fetch on the mock clock.
+    #[must_use]
+    pub fn replica_fetch_interval_ms(mut self, ms: i64) -> Self {
+        self.config.replica_fetch_interval_ms = ms.max(1);
+        self
+    }
+
+    /// `broker.session.timeout.ms`.
+    #[must_use]
+    pub fn broker_session_timeout_ms(mut self, ms: i64) -> Self {
+        self.config.broker_session_timeout_ms = ms.max(1);
+        self
+    }
+
+    /// How followers find where their log diverges from the leader's: the
+    /// leader epochs of KIP-101/KIP-320 (default), or the pre-KIP-101
+    /// truncation to the high watermark, which lets a zombie diverge
+    /// (KAFKA-6880).
+    #[must_use]
+    pub fn replication_mode(mut self, mode: crate::replication::ReplicationMode) -> Self {
+        self.config.replication_mode = mode;
+        self
+    }
+
     /// The cluster.
     pub fn build(self) -> Cluster {
         Cluster::with_config(self.config)
@@ -120,7 +177,7 @@ impl ClusterBuilder {
 pub(crate) struct Topic {
     pub(crate) overrides: BTreeMap<String, String>,
     pub(crate) config: LogConfig,
-    pub(crate) partitions: Vec<UnifiedLog>,
+    pub(crate) partitions: Vec<Partition>,
 }
 
 /// A consumer group's members, assignment and committed offsets.
@@ -139,10 +196,13 @@ pub(crate) struct State {
     pub(crate) topics: BTreeMap<String, Topic>,
     pub(crate) groups: BTreeMap<String, Group>,
     pub(crate) next_member_id: u64,
-    cleaner_checkpoints: HashMap<TopicPartition, i64>,
     next_cleaner_ms: i64,
     next_retention_ms: i64,
+    pub(crate) next_replication_ms: i64,
     cleanings: Vec<CleaningResult>,
+    pub(crate) brokers: Vec<BrokerNode>,
+    pub(crate) cut_links: BTreeSet<(BrokerId, BrokerId)>,
+    pub(crate) timeline: Vec<TimelineEvent>,
 }
 
 /// A handle to the simulated cluster (cheap to clone; every clone is the
@@ -172,6 +232,7 @@ impl Cluster {
     /// A cluster with these broker settings.
     pub fn with_config(config: BrokerConfig) -> Self {
         let now = config.start_time_ms;
+        let broker_count = config.brokers.max(1);
         Self {
             state: Arc::new(Mutex::new(State {
                 now_ms: now,
@@ -181,8 +242,13 @@ impl Cluster {
                 topics: BTreeMap::new(),
                 groups: BTreeMap::new(),
                 next_member_id: 1,
-                cleaner_checkpoints: HashMap::new(),
+                next_replication_ms: now,
                 cleanings: Vec::new(),
+                brokers: (1..=broker_count)
+                    .map(|id| BrokerNode::new(i32::try_from(id).unwrap_or(i32::MAX), now))
+                    .collect(),
+                cut_links: BTreeSet::new(),
+                timeline: Vec::new(),
             })),
         }
     }
@@ -212,22 +278,37 @@ impl Cluster {
         let mut state = self.state();
         let target = state.now_ms.saturating_add(ms.max(0));
         loop {
-            let cleaner_due = state.config.log_cleaner_enable && state.next_cleaner_ms <= target;
-            let retention_due = state.next_retention_ms <= target;
-            if !cleaner_due && !retention_due {
+            // The next scheduled task; at the same instant replication
+            // first, then retention, then the cleaner (Kafka's threads have
+            // no order between them; this one is fixed so that runs replay).
+            let replication = state
+                .is_replicated()
+                .then_some(state.next_replication_ms)
+                .filter(|t| *t <= target);
+            let retention = Some(state.next_retention_ms).filter(|t| *t <= target);
+            let cleaner = state
+                .config
+                .log_cleaner_enable
+                .then_some(state.next_cleaner_ms)
+                .filter(|t| *t <= target);
+            let next = [replication, retention, cleaner]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(at) = next else {
                 break;
-            }
-            // The earlier task first; at the same instant, retention first
-            // (Kafka's scheduler has no order between them; this one is
-            // fixed so that runs replay).
-            if retention_due && (!cleaner_due || state.next_retention_ms <= state.next_cleaner_ms) {
-                state.now_ms = state.now_ms.max(state.next_retention_ms);
+            };
+            state.now_ms = state.now_ms.max(at);
+            if replication == Some(at) {
+                state.replication_round();
+                state.next_replication_ms =
+                    at.saturating_add(state.config.replica_fetch_interval_ms);
+            } else if retention == Some(at) {
                 state.run_retention();
                 state.next_retention_ms = state
                     .now_ms
                     .saturating_add(state.config.log_retention_check_interval_ms);
             } else {
-                state.now_ms = state.now_ms.max(state.next_cleaner_ms);
                 state.run_cleaner();
                 state.next_cleaner_ms = state
                     .now_ms
@@ -292,13 +373,16 @@ impl Cluster {
     /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
     pub fn log_info(&self, tp: &TopicPartition) -> Result<LogInfo> {
         let state = self.state();
-        let log = state.log(tp)?;
-        let to_clean = LogToClean::measure(
-            log,
-            state.cleaner_checkpoints.get(tp).copied(),
-            state.now_ms,
-        );
-        Ok(LogInfo::of(log, &to_clean))
+        let partition = state.partition(tp)?;
+        let replica =
+            partition
+                .leader_replica()
+                .ok_or_else(|| BrokerError::LeaderNotAvailable {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                })?;
+        let to_clean = LogToClean::measure(&replica.log, replica.cleaner_checkpoint, state.now_ms);
+        Ok(LogInfo::of(&replica.log, &to_clean))
     }
 
     /// Every record a partition holds from its log start offset, in offset
@@ -368,13 +452,27 @@ impl State {
 
     pub(crate) fn log(&self, tp: &TopicPartition) -> Result<&UnifiedLog> {
         let topic = self.topic(&tp.topic)?;
+        let partition = usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get(p))
+            .ok_or_else(|| unknown_partition(tp, topic.partitions.len()))?;
+        partition
+            .leader_log()
+            .ok_or_else(|| BrokerError::LeaderNotAvailable {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+            })
+    }
+
+    pub(crate) fn partition(&self, tp: &TopicPartition) -> Result<&Partition> {
+        let topic = self.topic(&tp.topic)?;
         usize::try_from(tp.partition)
             .ok()
             .and_then(|p| topic.partitions.get(p))
             .ok_or_else(|| unknown_partition(tp, topic.partitions.len()))
     }
 
-    pub(crate) fn log_mut(&mut self, tp: &TopicPartition) -> Result<&mut UnifiedLog> {
+    pub(crate) fn partition_mut(&mut self, tp: &TopicPartition) -> Result<&mut Partition> {
         let topic = self
             .topics
             .get_mut(&tp.topic)
@@ -388,67 +486,137 @@ impl State {
             .ok_or_else(|| unknown_partition(tp, count))
     }
 
+    pub(crate) fn log_mut(&mut self, tp: &TopicPartition) -> Result<&mut UnifiedLog> {
+        let topic = self
+            .topics
+            .get_mut(&tp.topic)
+            .ok_or_else(|| BrokerError::UnknownTopic {
+                topic: tp.topic.clone(),
+            })?;
+        let count = topic.partitions.len();
+        let partition = usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get_mut(p))
+            .ok_or_else(|| unknown_partition(tp, count))?;
+        partition
+            .leader_log_mut()
+            .ok_or_else(|| BrokerError::LeaderNotAvailable {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+            })
+    }
+
     pub(crate) fn append(
         &mut self,
         tp: &TopicPartition,
         batch: RecordBatch,
     ) -> Result<LogAppendInfo> {
         let now = self.now_ms;
-        self.log_mut(tp)?.append_as_leader(batch, now)
+        let leader = self.partition(tp)?.leader;
+        match leader.and_then(|b| self.broker(b)) {
+            None => {
+                return Err(BrokerError::LeaderNotAvailable {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                });
+            }
+            Some(node) if !node.is_running() => {
+                return Err(BrokerError::RequestTimedOut {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                    timeout_ms: 0,
+                });
+            }
+            Some(_) => {}
+        }
+        let partition = self.partition_mut(tp)?;
+        let min_isr = partition.leader_log().map_or(1, |l| {
+            usize::try_from(l.config().min_insync_replicas).unwrap_or(1)
+        });
+        let log = partition
+            .leader_log_mut()
+            .ok_or_else(|| BrokerError::LeaderNotAvailable {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+            })?;
+        let info = log.append_as_replicated_leader(batch, now)?;
+        partition.maybe_advance_high_watermark(min_isr);
+        Ok(info)
     }
 
-    pub(crate) fn forget_partitions_of(&mut self, topic: &str) {
-        self.cleaner_checkpoints.retain(|tp, _| tp.topic != topic);
+    pub(crate) fn broker(&self, id: BrokerId) -> Option<&BrokerNode> {
+        self.brokers.iter().find(|b| b.id == id)
     }
 
     fn run_cleaner(&mut self) -> Vec<CleaningResult> {
         let now = self.now_ms;
         let retention = self.config.tombstone_retention;
+        let running: Vec<BrokerId> = self
+            .brokers
+            .iter()
+            .filter(|b| b.is_running())
+            .map(|b| b.id)
+            .collect();
         let mut done = Vec::new();
-        let mut cleaned: Vec<TopicPartition> = Vec::new();
+        let mut cleaned: Vec<(TopicPartition, BrokerId)> = Vec::new();
         loop {
             // Kafka's grabFilthiestCompactedLog: the cleanable log with the
-            // highest dirty ratio (the first in name order on a tie).
-            let mut filthiest: Option<(TopicPartition, LogToClean)> = None;
+            // highest dirty ratio (the first in name order on a tie). Each
+            // broker cleans its own replicas.
+            let mut filthiest: Option<(TopicPartition, BrokerId, LogToClean)> = None;
             for topic in self.topics.values() {
                 if !topic.config.cleanup_policy.compact() {
                     continue;
                 }
-                for log in &topic.partitions {
-                    let tp = log.topic_partition();
-                    if cleaned.contains(tp) {
-                        continue;
-                    }
-                    let to_clean =
-                        LogToClean::measure(log, self.cleaner_checkpoints.get(tp).copied(), now);
-                    if !to_clean.is_cleanable(log.config().min_cleanable_dirty_ratio) {
-                        continue;
-                    }
-                    let better = filthiest.as_ref().is_none_or(|(_, best)| {
-                        to_clean.cleanable_ratio() > best.cleanable_ratio()
-                    });
-                    if better {
-                        filthiest = Some((tp.clone(), to_clean));
+                for partition in &topic.partitions {
+                    for replica in &partition.replicas {
+                        if !running.contains(&replica.broker) {
+                            continue;
+                        }
+                        let tp = replica.log.topic_partition();
+                        if cleaned.iter().any(|(t, b)| t == tp && *b == replica.broker) {
+                            continue;
+                        }
+                        let to_clean =
+                            LogToClean::measure(&replica.log, replica.cleaner_checkpoint, now);
+                        if !to_clean.is_cleanable(replica.log.config().min_cleanable_dirty_ratio) {
+                            continue;
+                        }
+                        let better = filthiest.as_ref().is_none_or(|(_, _, best)| {
+                            to_clean.cleanable_ratio() > best.cleanable_ratio()
+                        });
+                        if better {
+                            filthiest = Some((tp.clone(), replica.broker, to_clean));
+                        }
                     }
                 }
             }
-            let Some((tp, to_clean)) = filthiest else {
+            let Some((tp, broker, to_clean)) = filthiest else {
                 break;
             };
-            cleaned.push(tp.clone());
-            let Ok(log) = self.log_mut(&tp) else {
+            cleaned.push((tp.clone(), broker));
+            let Some(replica) = self
+                .partition_mut(&tp)
+                .ok()
+                .and_then(|p| p.replica_mut(broker))
+            else {
                 continue;
             };
-            if let Some(result) = cleaner::clean(log, &to_clean, now, retention) {
-                self.cleaner_checkpoints.insert(tp, result.end_offset);
+            if let Some(mut result) = cleaner::clean(&mut replica.log, &to_clean, now, retention) {
+                replica.cleaner_checkpoint = Some(result.end_offset);
+                result.broker = broker;
                 done.push(result);
             }
         }
         // The cleaner also runs retention for logs that compact and delete.
         for topic in self.topics.values_mut() {
             if topic.config.cleanup_policy.compact() && topic.config.cleanup_policy.delete() {
-                for log in &mut topic.partitions {
-                    log.delete_old_segments(now);
+                for partition in &mut topic.partitions {
+                    for replica in &mut partition.replicas {
+                        if running.contains(&replica.broker) {
+                            replica.log.delete_old_segments(now);
+                        }
+                    }
                 }
             }
         }
@@ -458,10 +626,18 @@ impl State {
 
     fn run_retention(&mut self) -> usize {
         let now = self.now_ms;
+        let running: Vec<BrokerId> = self
+            .brokers
+            .iter()
+            .filter(|b| b.is_running())
+            .map(|b| b.id)
+            .collect();
         self.topics
             .values_mut()
             .flat_map(|t| t.partitions.iter_mut())
-            .map(|log| log.delete_old_segments(now).total())
+            .flat_map(|p| p.replicas.iter_mut())
+            .filter(|r| running.contains(&r.broker))
+            .map(|r| r.log.delete_old_segments(now).total())
             .sum()
     }
 }

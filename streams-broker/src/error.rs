@@ -166,6 +166,97 @@ pub enum BrokerError {
         /// The partition.
         partition: i32,
     },
+    /// The partition has no leader (`LEADER_NOT_AVAILABLE`): every replica
+    /// is down, or none may lead.
+    #[error(
+        "partition {topic}-{partition} has no leader: start a broker that holds an in-sync replica, or allow unclean.leader.election.enable"
+    )]
+    LeaderNotAvailable {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// The broker asked is not the partition's leader (or follower) any
+    /// more (`NOT_LEADER_OR_FOLLOWER`).
+    #[error(
+        "broker {broker} is not the leader of {topic}-{partition} any more: refresh the metadata and retry on the new leader"
+    )]
+    NotLeaderOrFollower {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The broker that was asked.
+        broker: i32,
+    },
+    /// `acks=all` with fewer in-sync replicas than `min.insync.replicas`,
+    /// before the append (`NOT_ENOUGH_REPLICAS`): nothing was written.
+    #[error(
+        "not enough in-sync replicas for {topic}-{partition}: the ISR has {isr} replica(s), min.insync.replicas is {min_isr}; nothing was written"
+    )]
+    NotEnoughReplicas {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The ISR's size.
+        isr: usize,
+        /// The topic's `min.insync.replicas`.
+        min_isr: i32,
+    },
+    /// `acks=all` written to the leader, but the ISR fell below
+    /// `min.insync.replicas` before the replicas had it
+    /// (`NOT_ENOUGH_REPLICAS_AFTER_APPEND`): the record may or may not stay.
+    #[error(
+        "the record at {topic}-{partition} offset {offset} was written to the leader but the ISR fell to {isr} replica(s), below min.insync.replicas {min_isr}; it may be retried"
+    )]
+    NotEnoughReplicasAfterAppend {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The record's offset on the leader.
+        offset: i64,
+        /// The ISR's size.
+        isr: usize,
+        /// The topic's `min.insync.replicas`.
+        min_isr: i32,
+    },
+    /// The request was not answered in `request.timeout.ms`
+    /// (`REQUEST_TIMED_OUT`).
+    #[error(
+        "request to {topic}-{partition} timed out after {timeout_ms} ms: the leader is unreachable or the in-sync replicas did not catch up"
+    )]
+    RequestTimedOut {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The timeout.
+        timeout_ms: i64,
+    },
+    /// No broker with that id.
+    #[error("unknown broker {broker}: the cluster has brokers 1..={brokers}")]
+    UnknownBroker {
+        /// The id asked for.
+        broker: i32,
+        /// How many brokers the cluster has.
+        brokers: usize,
+    },
+    /// The operation needs a broker in another state (a restart of a
+    /// running broker, a pause of a stopped one, ...).
+    #[error("broker {broker} is {state}: {operation} needs it {needed}")]
+    BrokerState {
+        /// The broker.
+        broker: i32,
+        /// Its state.
+        state: &'static str,
+        /// What was attempted.
+        operation: &'static str,
+        /// The state the operation needs.
+        needed: &'static str,
+    },
     /// A stored batch failed its checks.
     #[error("partition {topic}-{partition}: {source}")]
     CorruptRecord {

@@ -44,14 +44,17 @@ pub mod inspect;
 pub mod log;
 pub mod partitioner;
 pub mod record;
+pub mod replication;
 mod topic_partition;
 
 pub use cleaner::{CleaningResult, TombstoneRetention};
 pub use clients::{
-    Admin, AlterConfigOp, AutoOffsetReset, ConfigEntry, Consumer, ConsumerConfig, ConsumerRecord,
-    ListedOffset, NewTopic, OffsetSpec, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
+    Acks, Admin, AlterConfigOp, AutoOffsetReset, ConfigEntry, Consumer, ConsumerConfig,
+    ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, Producer, ProducerConfig, ProducerRecord,
+    RecordMetadata,
 };
 pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};
 pub use error::{BrokerError, Result};
 pub use inspect::{LogDump, LogInfo, SegmentInfo};
+pub use replication::{BrokerId, BrokerStatus, PartitionState, ReplicationMode, TimelineEvent};
 pub use topic_partition::TopicPartition;

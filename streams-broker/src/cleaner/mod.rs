@@ -70,6 +70,8 @@ pub struct CleaningResult {
     pub topic: String,
     /// The partition.
     pub partition: i32,
+    /// The broker whose replica was cleaned.
+    pub broker: i32,
     /// The first dirty offset the cleaning started from.
     pub first_dirty_offset: i64,
     /// Where the next cleaning's dirty part starts (the new checkpoint).
@@ -183,6 +185,7 @@ fn clean_with(
     let mut result = CleaningResult {
         topic: log.topic_partition().topic.clone(),
         partition: log.topic_partition().partition,
+        broker: 0,
         first_dirty_offset: first_dirty,
         end_offset,
         records_read: 0,

@@ -23,7 +23,8 @@ use std::collections::BTreeMap;
 
 use crate::cluster::{Cluster, Topic};
 use crate::error::{BrokerError, Result};
-use crate::log::{LogConfig, UnifiedLog};
+use crate::log::LogConfig;
+use crate::replication::Partition;
 use crate::topic_partition::TopicPartition;
 
 /// A topic to create: name, partition count, replication factor and
@@ -34,8 +35,7 @@ pub struct NewTopic {
     pub name: String,
     /// How many partitions.
     pub num_partitions: i32,
-    /// How many replicas of each partition (the simulated cluster has one
-    /// broker, so 1).
+    /// How many replicas of each partition (at most the cluster's brokers).
     pub replication_factor: i16,
     /// Topic configs by Kafka's names.
     pub configs: Vec<(String, String)>,
@@ -169,11 +169,14 @@ impl Admin {
                 partitions: topic.num_partitions,
             });
         }
-        if topic.replication_factor != 1 {
+        let brokers = self.cluster.state().brokers.len();
+        if topic.replication_factor < 1
+            || usize::try_from(topic.replication_factor).unwrap_or(0) > brokers
+        {
             return Err(BrokerError::InvalidReplicationFactor {
                 topic: topic.name,
                 replication_factor: topic.replication_factor,
-                brokers: 1,
+                brokers,
             });
         }
         let config =
@@ -188,11 +191,19 @@ impl Admin {
             return Err(BrokerError::TopicAlreadyExists { topic: topic.name });
         }
         let now = state.now_ms;
+        // Kafka's rack-unaware assignment without its random start: the
+        // replicas of partition p are brokers p, p+1, ... (mod the count),
+        // the first the preferred leader.
+        let ids: Vec<i32> = state.brokers.iter().map(|b| b.id).collect();
+        let rf = usize::try_from(topic.replication_factor).unwrap_or(1);
         let partitions = (0..topic.num_partitions)
             .map(|p| {
-                UnifiedLog::new(
-                    TopicPartition::new(topic.name.clone(), p),
-                    config.clone(),
+                let first = usize::try_from(p).unwrap_or(0);
+                let assignment = (0..rf).map(|i| ids[(first + i) % ids.len()]).collect();
+                Partition::new(
+                    &TopicPartition::new(topic.name.clone(), p),
+                    &config,
+                    assignment,
                     now,
                 )
             })
@@ -227,7 +238,6 @@ impl Admin {
                 topic: topic.to_owned(),
             });
         }
-        state.forget_partitions_of(topic);
         Ok(())
     }
 
@@ -302,7 +312,7 @@ impl Admin {
                 source,
             }
         })?;
-        for log in &mut t.partitions {
+        for log in t.partitions.iter_mut().flat_map(|p| p.logs_mut()) {
             log.set_config(config.clone());
         }
         t.overrides = overrides;

@@ -24,7 +24,9 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use crate::cluster::Cluster;
+use std::sync::MutexGuard;
+
+use crate::cluster::{Cluster, State};
 use crate::error::{BrokerError, Result};
 use crate::partitioner::DefaultPartitioner;
 use crate::record::{Header, Record, RecordBatchBuilder, record_size_in_bytes};
@@ -99,6 +101,42 @@ impl ProducerRecord {
     }
 }
 
+/// What became of an `acks=all` produce waiting for `required`: `None`
+/// while it waits.
+fn produce_outcome(
+    state: &State,
+    tp: &TopicPartition,
+    required: i64,
+    leader: Option<i32>,
+    epoch: i32,
+) -> Result<Option<Result<()>>> {
+    let partition = state.partition(tp)?;
+    if partition.leader != leader || partition.leader_epoch != epoch {
+        return Ok(Some(Err(BrokerError::NotLeaderOrFollower {
+            topic: tp.topic.clone(),
+            partition: tp.partition,
+            broker: leader.unwrap_or(-1),
+        })));
+    }
+    let Some(log) = partition.leader_log() else {
+        return Ok(None);
+    };
+    if log.high_watermark() < required {
+        return Ok(None);
+    }
+    let min_isr = log.config().min_insync_replicas;
+    if partition.isr.len() < usize::try_from(min_isr).unwrap_or(1) {
+        return Ok(Some(Err(BrokerError::NotEnoughReplicasAfterAppend {
+            topic: tp.topic.clone(),
+            partition: tp.partition,
+            offset: required - 1,
+            isr: partition.isr.len(),
+            min_isr,
+        })));
+    }
+    Ok(Some(Ok(())))
+}
+
 /// Where a sent record landed (Kafka's `RecordMetadata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordMetadata {
@@ -113,22 +151,66 @@ pub struct RecordMetadata {
     pub timestamp: i64,
 }
 
+/// `acks`: how many replicas must have a record before a send succeeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Acks {
+    /// `acks=0`: no answer awaited; the offset is unknown (-1).
+    Zero,
+    /// `acks=1`: the leader has it.
+    One,
+    /// `acks=all` (Kafka's default): every in-sync replica has it, with at
+    /// least `min.insync.replicas` in sync.
+    #[default]
+    All,
+}
+
 /// Producer settings, by Kafka's names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerConfig {
     /// `batch.size` (default 16384): how many bytes the sticky partitioner
     /// sends to one partition before it moves on.
     pub batch_size: usize,
+    /// `acks` (default all).
+    pub acks: Acks,
+    /// `request.timeout.ms` (default 30000): how long an `acks=all` send
+    /// waits for the in-sync replicas, on the cluster's clock.
+    pub request_timeout_ms: i64,
 }
 
 impl Default for ProducerConfig {
     fn default() -> Self {
-        Self { batch_size: 16_384 }
+        Self {
+            batch_size: 16_384,
+            acks: Acks::All,
+            request_timeout_ms: 30_000,
+        }
     }
 }
 
-/// A producer on the simulated cluster (`acks=1`, synchronous, not
-/// idempotent: batches carry no producer id).
+impl ProducerConfig {
+    /// Kafka's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `acks`.
+    #[must_use]
+    pub fn acks(mut self, acks: Acks) -> Self {
+        self.acks = acks;
+        self
+    }
+
+    /// `request.timeout.ms`.
+    #[must_use]
+    pub fn request_timeout_ms(mut self, ms: i64) -> Self {
+        self.request_timeout_ms = ms.max(1);
+        self
+    }
+}
+
+/// A producer on the simulated cluster: synchronous (a send returns when
+/// its `acks` are met, moving the cluster's clock while an `acks=all` send
+/// waits for followers), not idempotent (batches carry no producer id).
 #[derive(Debug)]
 pub struct Producer {
     cluster: Cluster,
@@ -211,14 +293,85 @@ impl Producer {
             topic: topic.clone(),
         })?;
         let tp = TopicPartition::new(topic, partition);
+        self.check_isr_before(&state, &tp)?;
         let info = state.append(&tp, batch)?;
-        drop(state);
+        self.await_acks(state, &tp, info.last_offset)?;
         Ok(RecordMetadata {
             topic: tp.topic,
             partition,
-            offset: info.first_offset,
+            offset: if self.config.acks == Acks::Zero {
+                -1
+            } else {
+                info.first_offset
+            },
             timestamp: info.log_append_time.unwrap_or(timestamp),
         })
+    }
+
+    /// `acks=all` with an ISR below `min.insync.replicas`: refused before
+    /// the append.
+    fn check_isr_before(&self, state: &State, tp: &TopicPartition) -> Result<()> {
+        if self.config.acks != Acks::All {
+            return Ok(());
+        }
+        let partition = state.partition(tp)?;
+        let min_isr = partition
+            .leader_log()
+            .map_or(1, |l| l.config().min_insync_replicas);
+        if partition.isr.len() < usize::try_from(min_isr).unwrap_or(1) {
+            return Err(BrokerError::NotEnoughReplicas {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+                isr: partition.isr.len(),
+                min_isr,
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits, for `acks=all`, until the high watermark passes
+    /// `last_offset` (Kafka's `DelayedProduce`): replication runs at once,
+    /// then the cluster's clock moves a fetch interval at a time until the
+    /// replicas have it, leadership moves (`NotLeaderOrFollower`), or
+    /// `request.timeout.ms` passes (`RequestTimedOut`).
+    fn await_acks<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        tp: &TopicPartition,
+        last_offset: i64,
+    ) -> Result<()> {
+        if self.config.acks != Acks::All {
+            return Ok(());
+        }
+        let required = last_offset + 1;
+        let (leader, epoch) = {
+            let p = state.partition(tp)?;
+            (p.leader, p.leader_epoch)
+        };
+        let deadline = state.now_ms.saturating_add(self.config.request_timeout_ms);
+        let mut replicated_now = false;
+        loop {
+            if let Some(outcome) = produce_outcome(&state, tp, required, leader, epoch)? {
+                return outcome;
+            }
+            if !replicated_now && state.is_replicated() {
+                replicated_now = true;
+                state.replication_round();
+                continue;
+            }
+            let now = state.now_ms;
+            if now >= deadline {
+                return Err(BrokerError::RequestTimedOut {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                    timeout_ms: self.config.request_timeout_ms,
+                });
+            }
+            let step = state.config.replica_fetch_interval_ms.min(deadline - now);
+            drop(state);
+            self.cluster.advance_ms(step);
+            state = self.cluster.state();
+        }
     }
 
     /// Sends `records` to one partition as one batch (as Kafka's producer
@@ -244,7 +397,10 @@ impl Producer {
         let batch = builder.build().map_err(|_| BrokerError::UnknownTopic {
             topic: tp.topic.clone(),
         })?;
-        let info = self.cluster.state().append(tp, batch)?;
+        let mut state = self.cluster.state();
+        self.check_isr_before(&state, tp)?;
+        let info = state.append(tp, batch)?;
+        self.await_acks(state, tp, info.last_offset)?;
         Ok(Some((info.first_offset, info.last_offset)))
     }
 }

@@ -118,6 +118,12 @@ pub struct LogConfig {
     pub message_timestamp_type: TimestampType,
     /// `max.message.bytes` (default 1048588): the largest batch accepted.
     pub max_message_bytes: i32,
+    /// `min.insync.replicas` (default 1): how many in-sync replicas an
+    /// `acks=all` produce needs.
+    pub min_insync_replicas: i32,
+    /// `unclean.leader.election.enable` (default false): whether a replica
+    /// outside the ISR may become leader when no in-sync one is alive.
+    pub unclean_leader_election_enable: bool,
 }
 
 /// One MiB: Kafka 4's minimum `segment.bytes`.
@@ -139,6 +145,8 @@ impl Default for LogConfig {
             delete_retention_ms: 24 * 60 * 60 * 1000,
             message_timestamp_type: TimestampType::CreateTime,
             max_message_bytes: 1024 * 1024 + 12,
+            min_insync_replicas: 1,
+            unclean_leader_election_enable: false,
         }
     }
 }
@@ -157,6 +165,8 @@ pub const CONFIG_NAMES: &[&str] = &[
     "delete.retention.ms",
     "message.timestamp.type",
     "max.message.bytes",
+    "min.insync.replicas",
+    "unclean.leader.election.enable",
 ];
 
 fn invalid(name: &str, value: &str, reason: impl Into<String>) -> ConfigError {
@@ -288,6 +298,20 @@ impl LogConfig {
                 }
             }
             "max.message.bytes" => self.max_message_bytes = parse_int(name, value, 0)?,
+            "min.insync.replicas" => self.min_insync_replicas = parse_int(name, value, 1)?,
+            "unclean.leader.election.enable" => {
+                self.unclean_leader_election_enable = match value.trim() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(invalid(
+                            name,
+                            value,
+                            "Expected value to be either true or false",
+                        ));
+                    }
+                }
+            }
             _ => {
                 return Err(ConfigError::Unknown {
                     name: name.to_owned(),
@@ -331,6 +355,8 @@ impl LogConfig {
             "delete.retention.ms" => self.delete_retention_ms.to_string(),
             "message.timestamp.type" => self.message_timestamp_type.to_string(),
             "max.message.bytes" => self.max_message_bytes.to_string(),
+            "min.insync.replicas" => self.min_insync_replicas.to_string(),
+            "unclean.leader.election.enable" => self.unclean_leader_election_enable.to_string(),
             _ => return None,
         })
     }

@@ -20,6 +20,7 @@
 //! ```
 
 mod config;
+mod leader_epoch;
 mod segment;
 mod unified_log;
 
@@ -27,5 +28,6 @@ pub use config::{
     CONFIG_NAMES, CleanupPolicy, ConfigError, LogConfig, MIN_INTERNAL_SEGMENT_BYTES,
     MIN_SEGMENT_BYTES,
 };
+pub use leader_epoch::{EpochEntry, LeaderEpochCache};
 pub use segment::LogSegment;
 pub use unified_log::{LogAppendInfo, SegmentDeletions, UnifiedLog};

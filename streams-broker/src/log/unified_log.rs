@@ -8,7 +8,7 @@
 //! offset forward, never back.
 
 use crate::error::{BrokerError, Result};
-use crate::log::{LogConfig, LogSegment};
+use crate::log::{LeaderEpochCache, LogConfig, LogSegment};
 use crate::record::{LogRecord, RecordBatch, TimestampType};
 use crate::topic_partition::TopicPartition;
 
@@ -55,6 +55,7 @@ pub struct UnifiedLog {
     log_end_offset: i64,
     high_watermark: i64,
     leader_epoch: i32,
+    epoch_cache: LeaderEpochCache,
 }
 
 impl UnifiedLog {
@@ -68,6 +69,7 @@ impl UnifiedLog {
             log_end_offset: 0,
             high_watermark: 0,
             leader_epoch: 0,
+            epoch_cache: LeaderEpochCache::default(),
         }
     }
 
@@ -149,6 +151,18 @@ impl UnifiedLog {
     /// [`BrokerError::RecordTooLarge`] for a batch above
     /// `max.message.bytes`; nothing is appended then.
     pub fn append_as_leader(&mut self, batch: RecordBatch, now_ms: i64) -> Result<LogAppendInfo> {
+        let info = self.append_as_replicated_leader(batch, now_ms)?;
+        self.high_watermark = self.log_end_offset;
+        Ok(info)
+    }
+
+    /// [`append_as_leader`](UnifiedLog::append_as_leader) without moving the
+    /// high watermark: with followers, it moves when they have the records.
+    pub(crate) fn append_as_replicated_leader(
+        &mut self,
+        batch: RecordBatch,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
         let size = batch.size_in_bytes();
         if size > usize::try_from(self.config.max_message_bytes).unwrap_or(0) {
             return Err(BrokerError::RecordTooLarge {
@@ -174,10 +188,112 @@ impl UnifiedLog {
             log_append_time,
             record_count: batch.record_count(),
         };
+        self.epoch_cache
+            .assign(self.leader_epoch, batch.base_offset());
         self.log_end_offset = batch.next_offset();
         self.active_segment_mut().append(batch, now_ms);
-        self.high_watermark = self.log_end_offset;
         Ok(info)
+    }
+
+    /// Appends batches fetched from the leader as they are (offsets and
+    /// leader epochs kept), as a follower does; batches at or below the log
+    /// end offset are skipped.
+    pub(crate) fn append_as_follower(&mut self, batches: &[RecordBatch], now_ms: i64) {
+        for batch in batches {
+            // A batch that starts below the log end offset cannot be
+            // appended in part (Kafka raises UnexpectedAppendOffset).
+            if batch.base_offset() < self.log_end_offset {
+                continue;
+            }
+            self.maybe_roll(batch.size_in_bytes(), batch.max_timestamp(), now_ms);
+            self.epoch_cache
+                .assign(batch.partition_leader_epoch(), batch.base_offset());
+            self.log_end_offset = batch.next_offset();
+            self.active_segment_mut().append(batch.clone(), now_ms);
+        }
+    }
+
+    /// Removes every batch from `offset` on (a follower truncating to where
+    /// its log and the leader's agree); the high watermark and the log
+    /// start offset stay at or below the new end.
+    pub(crate) fn truncate_to(&mut self, offset: i64, now_ms: i64) {
+        if offset >= self.log_end_offset {
+            return;
+        }
+        let offset = offset.max(self.log_start_offset);
+        let keep = self
+            .segments
+            .partition_point(|s| s.base_offset() < offset)
+            .max(1);
+        self.segments.truncate(keep);
+        let last = &self.segments[keep - 1];
+        // Batches are whole: one that straddles the offset goes too.
+        let kept: Vec<RecordBatch> = last
+            .batches()
+            .iter()
+            .filter(|b| b.next_offset() <= offset)
+            .cloned()
+            .collect();
+        let rebuilt = LogSegment::from_batches(last.base_offset(), kept, last.created_ms(), now_ms);
+        self.segments[keep - 1] = rebuilt;
+        self.log_end_offset = self.segments[keep - 1]
+            .next_offset()
+            .max(self.log_start_offset);
+        self.high_watermark = self.high_watermark.min(self.log_end_offset);
+        self.epoch_cache.truncate_from_end(self.log_end_offset);
+    }
+
+    /// The leader-epoch cache.
+    pub fn epoch_cache(&self) -> &LeaderEpochCache {
+        &self.epoch_cache
+    }
+
+    /// This log's answer to `OffsetsForLeaderEpoch(epoch)`.
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<(i32, i64)> {
+        self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
+    }
+
+    /// Takes over as leader in `epoch`: its appends carry the epoch, and
+    /// the epoch starts at the log end offset (Kafka's `makeLeader`).
+    pub(crate) fn become_leader(&mut self, epoch: i32) {
+        self.leader_epoch = epoch;
+        self.epoch_cache.assign(epoch, self.log_end_offset);
+    }
+
+    pub(crate) fn set_high_watermark(&mut self, hw: i64) {
+        self.high_watermark = hw.clamp(0, self.log_end_offset);
+    }
+
+    /// The batches from `start_offset` up to the log end offset (what a
+    /// follower fetches), at most `max_records` records.
+    ///
+    /// # Errors
+    /// [`BrokerError::OffsetOutOfRange`] outside the log.
+    pub(crate) fn read_for_follower(
+        &self,
+        start_offset: i64,
+        max_records: usize,
+    ) -> Result<Vec<RecordBatch>> {
+        if start_offset < self.log_start_offset || start_offset > self.log_end_offset {
+            return Err(self.error_out_of_range(start_offset));
+        }
+        let mut out = Vec::new();
+        let mut records = 0usize;
+        let first = self
+            .segments
+            .partition_point(|s| s.next_offset() <= start_offset);
+        for segment in &self.segments[first..] {
+            let batches = segment.batches();
+            let from = batches.partition_point(|b| b.next_offset() <= start_offset);
+            for batch in &batches[from..] {
+                if records >= max_records {
+                    return Ok(out);
+                }
+                records += batch.record_count() as usize;
+                out.push(batch.clone());
+            }
+        }
+        Ok(out)
     }
 
     fn maybe_roll(&mut self, batch_size: usize, incoming_max_timestamp: i64, now_ms: i64) {

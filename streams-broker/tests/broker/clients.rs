@@ -31,7 +31,10 @@ fn keyed_records_land_where_kafkas_partitioner_puts_them() {
 fn records_without_keys_stick_to_a_partition_for_a_batch_size() {
     let cluster = Cluster::new();
     cluster.admin().create_topic(NewTopic::new("t", 3)).unwrap();
-    let producer = cluster.producer_with(streams_broker::ProducerConfig { batch_size: 100 });
+    let producer = cluster.producer_with(streams_broker::ProducerConfig {
+        batch_size: 100,
+        ..Default::default()
+    });
     let partitions: Vec<i32> = (0..6)
         .map(|_| {
             producer
