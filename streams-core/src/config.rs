@@ -12,7 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::serde::{AnySerde, Serde};
+use crate::error::{RecordPart, Result, StreamsError};
+use crate::serde::{AnySerde, Serde, SerdeRef, builtin_serde};
 
 /// What to do with a record whose key or value cannot be deserialized,
 /// Kafka's `default.deserialization.exception.handler`.
@@ -111,4 +112,29 @@ impl StreamsConfig {
     pub fn properties(&self) -> &BTreeMap<String, String> {
         &self.properties
     }
+}
+
+/// Resolves the serde of a source or sink: the one given, else the
+/// config's default for the type, else the built-in for the type.
+pub(crate) fn resolve_serde<T: 'static>(
+    given: &Option<SerdeRef<T>>,
+    config: &StreamsConfig,
+    node: &str,
+    part: RecordPart,
+) -> Result<SerdeRef<T>> {
+    if let Some(s) = given {
+        return Ok(s.clone());
+    }
+    let default = match part {
+        RecordPart::Key => config.default_key_serde(),
+        RecordPart::Value => config.default_value_serde(),
+    };
+    default
+        .and_then(|d| d.typed::<T>())
+        .or_else(builtin_serde::<T>)
+        .ok_or_else(|| StreamsError::MissingSerde {
+            node: node.to_owned(),
+            part,
+            type_name: std::any::type_name::<T>(),
+        })
 }

@@ -319,7 +319,7 @@ pub enum StreamsError {
         /// What was asked for, as `kind<K, V>`.
         expected: String,
         /// What the store is.
-        actual: crate::state::StoreKind,
+        actual: StoreKind,
     },
     /// A processor used a store it is not connected to.
     #[error(
@@ -366,3 +366,32 @@ impl StreamsError {
 
 /// The result type of this crate.
 pub type Result<T, E = StreamsError> = std::result::Result<T, E>;
+
+/// The kinds of built-in store, as the driver's typed getters name them
+/// and errors tell them; also exported as `state::StoreKind`.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreKind {
+    /// [`KeyValueStore`](crate::state::KeyValueStore).
+    KeyValue,
+    /// [`TimestampedKeyValueStore`](crate::state::TimestampedKeyValueStore).
+    TimestampedKeyValue,
+    /// A window store.
+    Window,
+    /// A session store.
+    Session,
+    /// A store of the user's own type.
+    Custom,
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StoreKind::KeyValue => "key-value store",
+            StoreKind::TimestampedKeyValue => "timestamped key-value store",
+            StoreKind::Window => "window store",
+            StoreKind::Session => "session store",
+            StoreKind::Custom => "custom store",
+        })
+    }
+}

@@ -41,6 +41,7 @@ pub mod processor;
 pub mod record;
 pub mod serde;
 pub mod state;
+pub mod time;
 pub mod topology;
 
 pub use config::{DeserializationHandling, StreamsConfig};

@@ -17,6 +17,8 @@
 //! assert!(Record::<&str, i64>::new(Some("bob"), None, 5).is_tombstone());
 //! ```
 
+pub(crate) mod collector;
+
 use std::fmt;
 use std::sync::Arc;
 

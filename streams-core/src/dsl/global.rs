@@ -43,7 +43,7 @@ use crate::dsl::join_processors::{Joiner, StreamTableJoin};
 use crate::dsl::ktable::{GetterSupplier, store_getter};
 use crate::dsl::table_processors::TableSource;
 use crate::dsl::{Consumed, KStream, Materialized, StreamsBuilder};
-use crate::engine::{ErasedNode, ProcessorNode};
+use crate::processor::node::{ErasedNode, ProcessorNode};
 use crate::record::Change;
 use crate::state::DslKeyValueStoreBuilder;
 use crate::topology::GlobalStoreParts;
@@ -147,14 +147,14 @@ pub(crate) fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     let source_factory: crate::topology::NodeFactory = {
         let (ks, vs) = (consumed.key_serde, consumed.value_serde);
         Rc::new(move |config, node: &str| {
-            Ok(Box::new(crate::engine::GlobalSourceNode::<K, V> {
-                key: crate::topology::resolve_serde(
+            Ok(Box::new(crate::topology::GlobalSourceNode::<K, V> {
+                key: crate::config::resolve_serde(
                     &ks,
                     config,
                     node,
                     crate::error::RecordPart::Key,
                 )?,
-                value: crate::topology::resolve_serde(
+                value: crate::config::resolve_serde(
                     &vs,
                     config,
                     node,

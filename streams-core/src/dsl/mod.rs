@@ -83,27 +83,32 @@
 
 mod builder;
 pub(crate) mod cache;
+mod change_serde;
 mod global;
-mod grouped;
+mod grouped_stream;
+mod grouped_table;
 mod join;
 mod join_processors;
 mod kstream;
 mod ktable;
 mod options;
 mod processors;
+mod repartition;
 mod split;
 mod stream_join;
 mod stream_join_processors;
 mod suppress;
 mod table_processors;
 mod window_processors;
-pub(crate) mod windowed;
 mod windowed_stream;
-pub(crate) mod windows;
 
+pub use crate::time::{
+    SessionWindows, SlidingWindows, TimeWindows, Window, Windowed, WindowedSerde,
+};
 pub use builder::StreamsBuilder;
 pub use global::GlobalKTable;
-pub use grouped::{KGroupedStream, KGroupedTable};
+pub use grouped_stream::KGroupedStream;
+pub use grouped_table::KGroupedTable;
 pub use join::Joined;
 pub use kstream::KStream;
 pub use ktable::KTable;
@@ -111,6 +116,4 @@ pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartiti
 pub use split::BranchedKStream;
 pub use stream_join::{JoinWindows, OUTER_JOIN_EMIT_INTERVAL_CONFIG, StreamJoined};
 pub use suppress::{BufferConfig, EagerBufferConfig, StrictBufferConfig, Suppressed};
-pub use windowed::{Window, Windowed, WindowedSerde};
 pub use windowed_stream::{SessionWindowedKStream, TimeWindowedKStream, WindowedBy};
-pub use windows::{SessionWindows, SlidingWindows, TimeWindows};

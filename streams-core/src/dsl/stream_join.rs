@@ -59,10 +59,10 @@ use crate::dsl::stream_join_processors::{
     JoinWindowProcessor, JoinWindowStoreBuilder, LeftOrRight, OuterJoinStoreBuilder, SideWindows,
     StreamStreamJoin,
 };
-use crate::dsl::windows::millis;
 use crate::error::{Result, StreamsError};
 use crate::serde::{Serde, SerdeRef};
 use crate::state::WindowParams;
+use crate::time::millis;
 
 /// How close in time two records must be to join, Kafka's `JoinWindows`:
 /// a left record at `t` joins right records in `[t - before, t + after]`

@@ -15,13 +15,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::config::resolve_serde;
 use crate::dsl::join_processors::Joiner;
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};
 use crate::record::Record;
 use crate::serde::SerdeRef;
 use crate::state::{Changelog, StateStore, StoreBuilder, StoreContext, WindowParams, WindowStore};
-use crate::topology::resolve_serde;
 
 /// The config key of the interval at which left and outer joins look for
 /// records whose window closed, in wall-clock milliseconds (Kafka's

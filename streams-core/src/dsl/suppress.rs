@@ -40,7 +40,6 @@ use std::time::Duration;
 use crate::dsl::ktable::GetterSupplier;
 use crate::dsl::table_processors::ValueGetter;
 use crate::dsl::windowed_stream::find_window_grace;
-use crate::dsl::windows::millis;
 use crate::dsl::{KTable, Windowed};
 use crate::error::{Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};
@@ -48,6 +47,7 @@ use crate::record::{Change, Record};
 use crate::state::{
     BufferedContext, TimeOrderedBufferBuilder, TimeOrderedKeyValueBuffer, buffer_full,
 };
+use crate::time::millis;
 
 /// A buffer's bounds and what happens when they are exceeded. Made by
 /// [`BufferConfig::unbounded`], [`BufferConfig::max_records`] or

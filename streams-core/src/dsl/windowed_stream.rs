@@ -46,7 +46,6 @@ use crate::dsl::table_processors::ValueGetter;
 use crate::dsl::window_processors::{
     AggFns, MergeFn, SessionWindowAggregate, SlidingWindowAggregate, TimeWindowAggregate,
 };
-use crate::dsl::windows::millis;
 use crate::dsl::{
     KGroupedStream, KTable, Materialized, SessionWindows, SlidingWindows, TimeWindows, Windowed,
     WindowedSerde,
@@ -56,6 +55,7 @@ use crate::processor::Processor;
 use crate::record::Change;
 use crate::serde::{I64Serde, SerdeRef, builtin_serde};
 use crate::state::{DslSessionStoreBuilder, DslWindowStoreBuilder, StoreBuilder, WindowParams};
+use crate::time::millis;
 use crate::topology::Topology;
 
 thread_local! {

@@ -24,467 +24,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod global;
-mod nodes;
-
-pub(crate) use global::GlobalSourceNode;
-pub(crate) use nodes::{ErasedNode, ProcessorNode, SinkNode, SinkTarget, SourceNode};
-
-use std::any::Any;
 use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::Arc;
 
+pub use crate::processor::task::TaskMetrics;
+pub use crate::record::collector::ProducedRecord;
+
 use crate::config::StreamsConfig;
 use crate::error::{Result, StreamsError};
-use crate::processor::{Cancellable, PunctuationType};
-use crate::record::{RawRecord, Record, RecordMetadata};
+use crate::processor::PunctuationType;
+use crate::processor::task::{NodeMeta, TaskState};
+use crate::record::RawRecord;
+use crate::record::RecordMetadata;
+use crate::record::collector::RecordCollector;
 use crate::state::{StateStore, StoreContext};
 use crate::topology::{NodeKind, Topology};
-
-/// A record a sink produced, with the topic it went to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProducedRecord {
-    /// The topic written (internal topics with their full, prefixed name).
-    pub topic: Arc<str>,
-    /// The serialized record.
-    pub record: RawRecord,
-}
-
-/// What sinks and changelogs produced and the caller has not taken yet:
-/// each record with the number of its topic. Topics are numbered in the
-/// order they are first written (a topic's number never changes), so that
-/// a record carries no reference-counted name and its topic is found by
-/// number.
-#[derive(Debug, Default)]
-pub(crate) struct Produced {
-    topics: Vec<Arc<str>>,
-    /// The number of the topic written last: a sink writes one topic.
-    last: usize,
-    records: Vec<(usize, RawRecord)>,
-}
-
-impl Produced {
-    /// Adds a record written to `topic`.
-    pub(crate) fn push(&mut self, topic: &Arc<str>, record: RawRecord) {
-        let number = match self.topics.get(self.last) {
-            Some(t) if Arc::ptr_eq(t, topic) => self.last,
-            _ => self.number(topic, || topic.clone()),
-        };
-        self.records.push((number, record));
-    }
-
-    /// Adds a record written to the topic named `topic` (a name computed
-    /// per record).
-    pub(crate) fn push_named(&mut self, topic: &str, record: RawRecord) {
-        let number = self.number(topic, || Arc::from(topic));
-        self.records.push((number, record));
-    }
-
-    fn number(&mut self, topic: &str, shared: impl FnOnce() -> Arc<str>) -> usize {
-        let number = match self.topics.iter().position(|t| &**t == topic) {
-            Some(n) => n,
-            None => {
-                self.topics.push(shared());
-                self.topics.len() - 1
-            }
-        };
-        self.last = number;
-        number
-    }
-
-    /// The records, with their topics' names: for tests and for callers of
-    /// [`StreamTask::take_produced`].
-    pub(crate) fn take_records(&mut self) -> Vec<ProducedRecord> {
-        self.records
-            .drain(..)
-            .map(|(n, record)| ProducedRecord {
-                topic: self.topics[n].clone(),
-                record,
-            })
-            .collect()
-    }
-
-    /// The records not taken yet, with their topics' names (copies).
-    #[cfg(test)]
-    pub(crate) fn records(&self) -> Vec<ProducedRecord> {
-        self.records
-            .iter()
-            .map(|(n, record)| ProducedRecord {
-                topic: self.topics[*n].clone(),
-                record: record.clone(),
-            })
-            .collect()
-    }
-}
-
-/// Counters of what the engine did not process, so that nothing is lost
-/// silently.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TaskMetrics {
-    /// Records processed by a source.
-    pub processed_records: u64,
-    /// Records dropped: undecodable under
-    /// [`DeserializationHandling::Continue`](crate::DeserializationHandling),
-    /// or tombstones reaching an operator that must change their key.
-    pub dropped_records: u64,
-}
-
-struct Schedule {
-    id: u64,
-    seq: u64,
-    node: usize,
-    kind: PunctuationType,
-    interval: i64,
-    next: i64,
-    cancelled: Rc<Cell<bool>>,
-}
-
-struct NodeMeta {
-    name: String,
-    children: Vec<usize>,
-}
-
-/// The shared state of a running task that processors reach through
-/// their context.
-pub(crate) struct TaskState {
-    meta: Vec<NodeMeta>,
-    stores: Vec<RefCell<Box<dyn StateStore>>>,
-    /// The stores' names, by index: found without borrowing the stores.
-    store_names: Vec<Box<str>>,
-    /// Store indexes each node is connected to.
-    node_stores: Vec<Vec<usize>>,
-    /// Stores from this index on are global: every node may read them.
-    global_stores_from: usize,
-    /// The timestamp of the record a node is processing (or of the
-    /// punctuation running): what changelog records carry.
-    record_timestamp: Rc<Cell<i64>>,
-    nodes: Vec<RefCell<Box<dyn ErasedNode>>>,
-    application_id: String,
-    stream_time: Cell<i64>,
-    wall_clock: Cell<i64>,
-    /// Where the record being processed came from, valid while
-    /// `in_record` is set. Kept between records so that the next record
-    /// of the same topic only changes the offset (no reference counting
-    /// per record).
-    current: RefCell<RecordMetadata>,
-    in_record: Cell<bool>,
-    produced: Rc<RefCell<Produced>>,
-    schedules: RefCell<Vec<Schedule>>,
-    next_id: Cell<u64>,
-    metrics: Cell<TaskMetrics>,
-    config: StreamsConfig,
-    /// What runs at each commit, in store order: the flushes of the DSL's
-    /// record caches.
-    commit_hooks: RefCell<Vec<CommitHook>>,
-}
-
-/// A flush run at commit: the store's index (which orders the flushes, as
-/// Kafka flushes stores in the order they were registered), the node that
-/// forwards what is flushed, and the flush.
-struct CommitHook {
-    store: usize,
-    node: usize,
-    run: Rc<dyn Fn(&TaskState, usize) -> Result<()>>,
-}
-
-impl TaskState {
-    pub(crate) fn node_name(&self, node: usize) -> &str {
-        &self.meta[node].name
-    }
-
-    pub(crate) fn children(&self, node: usize) -> &[usize] {
-        &self.meta[node].children
-    }
-
-    pub(crate) fn application_id(&self) -> &str {
-        &self.application_id
-    }
-
-    pub(crate) fn config(&self) -> &StreamsConfig {
-        &self.config
-    }
-
-    pub(crate) fn current_metadata(&self) -> Option<RecordMetadata> {
-        self.in_record.get().then(|| self.current.borrow().clone())
-    }
-
-    /// Makes `topic` at `offset` the current record's origin; `shared` is
-    /// the topic's name as the task keeps it, if it does.
-    fn enter_record(&self, shared: Option<&Arc<str>>, topic: &str, offset: i64) {
-        let mut current = self.current.borrow_mut();
-        match shared {
-            Some(t) if Arc::ptr_eq(t, &current.topic) => {}
-            Some(t) => current.topic = t.clone(),
-            None if &*current.topic == topic => {}
-            None => current.topic = Arc::from(topic),
-        }
-        current.partition = 0;
-        current.offset = offset;
-        self.in_record.set(true);
-    }
-
-    /// Runs the source `node` on a serialized record, as the current record.
-    fn process_source(&self, node: usize, record: RawRecord) -> Result<()> {
-        let result = match self.nodes[node].try_borrow_mut() {
-            Ok(mut guard) => {
-                let metadata = self.current.borrow();
-                guard.process_raw(self, node, &metadata, record)
-            }
-            Err(_) => Err(StreamsError::Reentrant {
-                node: self.meta[node].name.clone(),
-            }),
-        };
-        self.in_record.set(false);
-        result
-    }
-
-    pub(crate) fn stream_time(&self) -> i64 {
-        self.stream_time.get()
-    }
-
-    pub(crate) fn advance_stream_time(&self, timestamp: i64) {
-        if timestamp > self.stream_time.get() {
-            self.stream_time.set(timestamp);
-        }
-    }
-
-    pub(crate) fn wall_clock_time(&self) -> i64 {
-        self.wall_clock.get()
-    }
-
-    /// A sink's record for `topic`.
-    pub(crate) fn produce(&self, topic: &Arc<str>, record: RawRecord) {
-        self.produced.borrow_mut().push(topic, record);
-    }
-
-    /// A sink's record for the topic named `topic` (computed per record).
-    pub(crate) fn produce_named(&self, topic: &str, record: RawRecord) {
-        self.produced.borrow_mut().push_named(topic, record);
-    }
-
-    pub(crate) fn count(&self, f: impl FnOnce(&mut TaskMetrics)) {
-        let mut m = self.metrics.get();
-        f(&mut m);
-        self.metrics.set(m);
-    }
-
-    fn fresh_id(&self) -> u64 {
-        let id = self.next_id.get();
-        self.next_id.set(id + 1);
-        id
-    }
-
-    pub(crate) fn schedule(
-        &self,
-        node: usize,
-        interval: i64,
-        kind: PunctuationType,
-    ) -> Cancellable {
-        let id = self.fresh_id();
-        let cancelled = Rc::new(Cell::new(false));
-        let next = match kind {
-            // Aligned to 0: fires on the first record.
-            PunctuationType::StreamTime => 0,
-            PunctuationType::WallClockTime => self.wall_clock.get().saturating_add(interval),
-        };
-        let seq = self.fresh_id();
-        self.schedules.borrow_mut().push(Schedule {
-            id,
-            seq,
-            node,
-            kind,
-            interval,
-            next,
-            cancelled: cancelled.clone(),
-        });
-        Cancellable::new(id, cancelled)
-    }
-
-    fn store_index(&self, name: &str) -> Result<usize> {
-        self.store_names
-            .iter()
-            .position(|s| &**s == name)
-            .ok_or_else(|| StreamsError::UnknownStore {
-                store: name.to_owned(),
-                existing: self.store_names(),
-            })
-    }
-
-    pub(crate) fn store_names(&self) -> Vec<String> {
-        self.store_names.iter().map(|s| s.to_string()).collect()
-    }
-
-    /// The store `name` as type `S`, for processor `node` (which must be
-    /// connected to it) or for the driver (`node` = `None`).
-    pub(crate) fn store<S: StateStore>(
-        &self,
-        node: Option<usize>,
-        name: &str,
-        expected: impl FnOnce() -> String,
-    ) -> Result<RefMut<'_, S>> {
-        let index = self.store_index(name)?;
-        if let Some(node) = node
-            && index < self.global_stores_from
-            && !self.node_stores[node].contains(&index)
-        {
-            return Err(StreamsError::StoreNotConnected {
-                node: self.meta[node].name.clone(),
-                store: name.to_owned(),
-            });
-        }
-        let guard = self.stores[index].try_borrow_mut().map_err(|_| {
-            StreamsError::InvalidArgument(format!(
-                "store `{name}` is already borrowed; drop the previous handle to it first"
-            ))
-        })?;
-        RefMut::filter_map(guard, |s| s.as_any_mut().downcast_mut::<S>()).map_err(|guard| {
-            StreamsError::WrongStoreType {
-                store: name.to_owned(),
-                expected: expected(),
-                actual: guard.kind(),
-            }
-        })
-    }
-
-    /// Registers `run` to be called at each commit for `node`, ordered
-    /// by the index of `store`.
-    pub(crate) fn add_commit_hook(
-        &self,
-        store: &str,
-        node: usize,
-        run: Rc<dyn Fn(&TaskState, usize) -> Result<()>>,
-    ) -> Result<()> {
-        let store = self.store_index(store)?;
-        let mut hooks = self.commit_hooks.borrow_mut();
-        let at = hooks.partition_point(|h| h.store <= store);
-        hooks.insert(at, CommitHook { store, node, run });
-        Ok(())
-    }
-
-    /// Runs `f` with `metadata` and `timestamp` as the current record's
-    /// (what `record_metadata` tells and changelog records carry), then
-    /// restores them: Kafka's `setRecordContext` around a cache flush.
-    pub(crate) fn with_record_context<R>(
-        &self,
-        metadata: Option<&RecordMetadata>,
-        timestamp: i64,
-        f: impl FnOnce() -> R,
-    ) -> R {
-        let previous_timestamp = self.record_timestamp.replace(timestamp);
-        let previous_in_record = self.in_record.get();
-        // The origin's topic is usually the current one: then only the
-        // partition and offset change (no reference counting).
-        let swap = |current: &mut RecordMetadata, m: &RecordMetadata| {
-            if Arc::ptr_eq(&current.topic, &m.topic) {
-                let previous = (current.partition, current.offset);
-                current.partition = m.partition;
-                current.offset = m.offset;
-                Err(previous)
-            } else {
-                Ok(std::mem::replace(current, m.clone()))
-            }
-        };
-        let previous = metadata.map(|m| swap(&mut self.current.borrow_mut(), m));
-        self.in_record.set(metadata.is_some());
-        let result = f();
-        match previous {
-            Some(Ok(previous)) => *self.current.borrow_mut() = previous,
-            Some(Err((partition, offset))) => {
-                let mut current = self.current.borrow_mut();
-                current.partition = partition;
-                current.offset = offset;
-            }
-            None => {}
-        }
-        self.in_record.set(previous_in_record);
-        self.record_timestamp.set(previous_timestamp);
-        result
-    }
-
-    /// Kafka's commit: flushes the record caches, store by store.
-    fn commit(&self) -> Result<()> {
-        // By index, each hook taken out of the borrow before it runs: a
-        // hook may reach the task again (nothing is collected per commit).
-        let mut i = 0;
-        loop {
-            let (node, run) = match self.commit_hooks.borrow().get(i) {
-                Some(h) => (h.node, h.run.clone()),
-                None => return Ok(()),
-            };
-            run(self, node)?;
-            i += 1;
-        }
-    }
-
-    /// Runs one typed record through a node.
-    pub(crate) fn dispatch<K: 'static, V: 'static>(
-        &self,
-        node: usize,
-        record: Record<K, V>,
-    ) -> Result<()> {
-        // As Kafka's record context: the child sees the forwarded record's
-        // timestamp, and the parent gets its own back afterwards.
-        let previous = self.record_timestamp.replace(record.timestamp);
-        let mut slot = Some(record);
-        let result = match self.nodes[node].try_borrow_mut() {
-            Ok(mut guard) => guard.process(self, node, &mut slot as &mut dyn Any),
-            Err(_) => Err(StreamsError::Reentrant {
-                node: self.meta[node].name.clone(),
-            }),
-        };
-        self.record_timestamp.set(previous);
-        result
-    }
-
-    fn punctuate(&self, kind: PunctuationType, now: i64) -> Result<bool> {
-        let mut fired = false;
-        loop {
-            // The due schedule with the smallest time (then the oldest).
-            let due = {
-                let mut schedules = self.schedules.borrow_mut();
-                schedules.retain(|s| !s.cancelled.get());
-                let best = schedules
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.kind == kind && s.next <= now)
-                    .min_by_key(|(_, s)| (s.next, s.seq))
-                    .map(|(i, _)| i);
-                match best {
-                    Some(i) => schedules.swap_remove(i),
-                    None => return Ok(fired),
-                }
-            };
-            fired = true;
-            self.record_timestamp.set(now);
-            let punctuation = crate::processor::Punctuation {
-                id: due.id,
-                kind,
-                interval: std::time::Duration::from_millis(due.interval.unsigned_abs()),
-            };
-            {
-                let mut node =
-                    self.nodes[due.node]
-                        .try_borrow_mut()
-                        .map_err(|_| StreamsError::Reentrant {
-                            node: self.meta[due.node].name.clone(),
-                        })?;
-                node.punctuate(self, due.node, now, &punctuation)?;
-            }
-            if !due.cancelled.get() {
-                let mut next = due.next + due.interval;
-                if now >= next {
-                    let missed = (now - due.next) / due.interval;
-                    next = due.next + (missed + 1) * due.interval;
-                }
-                let seq = self.fresh_id();
-                self.schedules
-                    .borrow_mut()
-                    .push(Schedule { next, seq, ..due });
-            }
-        }
-    }
-}
 
 /// A topology instantiated as one running task. See the [module docs](self).
 pub struct StreamTask {
@@ -570,10 +125,10 @@ impl StreamTask {
             globals.push((Arc::from(def.topic.as_str()), source));
             global_nodes.push((source, processor, def.store.clone()));
         }
-        let produced = Rc::new(RefCell::new(Produced::default()));
+        let collector = Rc::new(RefCell::new(RecordCollector::default()));
         let record_timestamp = Rc::new(Cell::new(-1));
         let store_context = StoreContext {
-            produced: produced.clone(),
+            collector: collector.clone(),
             timestamp: record_timestamp.clone(),
             application_id: app.to_owned(),
         };
@@ -624,9 +179,8 @@ impl StreamTask {
                     offset: -1,
                 }),
                 in_record: Cell::new(false),
-                produced,
-                schedules: RefCell::new(Vec::new()),
-                next_id: Cell::new(0),
+                collector,
+                punctuations: Default::default(),
                 metrics: Cell::new(TaskMetrics::default()),
                 config: config.clone(),
                 commit_hooks: RefCell::new(Vec::new()),
@@ -770,7 +324,7 @@ impl StreamTask {
     /// Fires the stream-time punctuations that are due. Returns whether any fired.
     pub fn maybe_punctuate_stream_time(&mut self) -> Result<bool> {
         let now = self.state.stream_time.get();
-        if now < 0 || self.state.schedules.borrow().is_empty() {
+        if now < 0 || self.state.punctuations.is_empty() {
             return Ok(false);
         }
         self.state.punctuate(PunctuationType::StreamTime, now)
@@ -788,12 +342,12 @@ impl StreamTask {
 
     /// Whether sinks or changelogs produced records not yet taken.
     pub fn has_produced(&self) -> bool {
-        !self.state.produced.borrow().records.is_empty()
+        !self.state.collector.borrow().is_empty()
     }
 
     /// Takes the records sinks produced since the last call, in order.
     pub fn take_produced(&mut self) -> Vec<ProducedRecord> {
-        self.state.produced.borrow_mut().take_records()
+        self.state.collector.borrow_mut().take_records()
     }
 
     /// Moves the records sinks produced since the last call to the end of
@@ -825,19 +379,14 @@ impl StreamTask {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn take_produced_numbered(&mut self, into: &mut Vec<(usize, RawRecord)>) {
-        let mut produced = self.state.produced.borrow_mut();
-        if into.is_empty() {
-            std::mem::swap(into, &mut produced.records);
-        } else {
-            into.append(&mut produced.records);
-        }
+        self.state.collector.borrow_mut().take_numbered(into);
     }
 
     /// The name of the topic numbered `number` in
     /// [`take_produced_numbered`](StreamTask::take_produced_numbered); a
     /// topic keeps its number for the task's life.
     pub fn produced_topic(&self, number: usize) -> Option<Arc<str>> {
-        self.state.produced.borrow().topics.get(number).cloned()
+        self.state.collector.borrow().topic(number)
     }
 
     /// The current stream time; `-1` before the first record.
@@ -872,7 +421,7 @@ impl StreamTask {
     ///
     /// # Errors
     /// [`StreamsError::UnknownStore`], or a record the store cannot decode.
-    pub fn restore_store(&self, name: &str, records: &[crate::record::RawRecord]) -> Result<bool> {
+    pub fn restore_store(&self, name: &str, records: &[RawRecord]) -> Result<bool> {
         let i = self.state.store_index(name)?;
         self.state.stores[i].borrow_mut().restore_changelog(records)
     }
@@ -904,7 +453,7 @@ impl StreamTask {
             return Ok(());
         }
         self.closed = true;
-        self.state.schedules.borrow_mut().clear();
+        self.state.punctuations.clear();
         let mut first = None;
         for cell in &self.state.nodes {
             if let Err(e) = cell.borrow_mut().close()

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::engine::TaskState;
+use super::task::TaskState;
 use crate::error::{Result, StreamsError, TopologyError};
 use crate::record::{Record, RecordMetadata};
 use crate::state::{

@@ -30,6 +30,9 @@
 //! ```
 
 mod context;
+pub(crate) mod node;
+mod punctuation_queue;
+pub(crate) mod task;
 
 pub(crate) use context::StoreLookup;
 pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};

@@ -61,42 +61,16 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::engine::Produced;
+pub use crate::error::StoreKind;
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::Record;
+use crate::record::collector::RecordCollector;
 use crate::serde::{Serde, SerdeRef};
-
-/// The kinds of built-in store, as the driver's typed getters name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StoreKind {
-    /// [`KeyValueStore`].
-    KeyValue,
-    /// [`TimestampedKeyValueStore`].
-    TimestampedKeyValue,
-    /// A window store.
-    Window,
-    /// A session store.
-    Session,
-    /// A store of the user's own type.
-    Custom,
-}
-
-impl fmt::Display for StoreKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            StoreKind::KeyValue => "key-value store",
-            StoreKind::TimestampedKeyValue => "timestamped key-value store",
-            StoreKind::Window => "window store",
-            StoreKind::Session => "session store",
-            StoreKind::Custom => "custom store",
-        })
-    }
-}
 
 /// What a store is given when its task starts: where its changelog goes.
 #[derive(Clone)]
 pub struct StoreContext {
-    pub(crate) produced: Rc<RefCell<Produced>>,
+    pub(crate) collector: Rc<RefCell<RecordCollector>>,
     pub(crate) timestamp: Rc<Cell<i64>>,
     pub(crate) application_id: String,
 }
@@ -128,7 +102,7 @@ impl StoreContext {
 
     /// Writes a changelog record.
     pub fn log(&self, topic: &Arc<str>, record: Record<Vec<u8>, Vec<u8>>) {
-        self.produced.borrow_mut().push(topic, record);
+        self.collector.borrow_mut().push(topic, record);
     }
 }
 
@@ -408,8 +382,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslKeyValueS
     fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
         let node = format!("store {}", self.name);
         let mut changelog = Changelog::new(
-            crate::topology::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
         let mut store = TimestampedKeyValueStore::new(&self.name, changelog);

@@ -38,11 +38,11 @@ use std::time::Duration;
 
 use super::window::bad_changelog_key;
 use super::{Changelog, StateStore, StoreBuilder, StoreContext, StoreKind, Stores};
-use crate::dsl::windowed::read_i64;
-use crate::dsl::{Window, Windowed};
 use crate::error::{RecordPart, Result};
 use crate::record::RawRecord;
 use crate::serde::{Serde, SerdeRef};
+use crate::time::read_i64;
+use crate::time::{Window, Windowed};
 
 const TIMESTAMP_SIZE: usize = 8;
 
@@ -432,7 +432,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for SessionStore
     }
 
     fn build(&self, _config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let retention_ms = crate::dsl::windows::millis(self.retention, "retention period")?;
+        let retention_ms = crate::time::millis(self.retention, "retention period")?;
         Ok(Box::new(SessionStore::new(
             &self.name,
             retention_ms,
@@ -486,8 +486,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslSessionSt
     fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
         let node = format!("store {}", self.name);
         let mut changelog = Changelog::new(
-            crate::topology::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
         let mut store = SessionStore::new(&self.name, self.retention_ms, changelog);
@@ -499,7 +499,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslSessionSt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Produced;
+    use crate::record::collector::RecordCollector;
     use crate::serde::{I64Serde, StringSerde};
     use proptest::prelude::*;
     use std::cell::{Cell, RefCell};
@@ -513,10 +513,10 @@ mod tests {
         )
     }
 
-    fn logged(retention: i64) -> (SessionStore<String, i64>, Rc<RefCell<Produced>>) {
-        let produced = Rc::new(RefCell::new(Produced::default()));
+    fn logged(retention: i64) -> (SessionStore<String, i64>, Rc<RefCell<RecordCollector>>) {
+        let produced = Rc::new(RefCell::new(RecordCollector::default()));
         let ctx = StoreContext {
-            produced: produced.clone(),
+            collector: produced.clone(),
             timestamp: Rc::new(Cell::new(3)),
             application_id: "app".into(),
         };

@@ -503,8 +503,8 @@ impl<K: 'static, V: 'static> StoreBuilder for TimeOrderedBufferBuilder<K, V> {
     fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
         let node = format!("store {}", self.name);
         let mut changelog = Changelog::new(
-            crate::topology::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
         Ok(Box::new(TimeOrderedKeyValueBuffer::new(
@@ -585,7 +585,7 @@ impl DirtyKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Produced;
+    use crate::record::collector::RecordCollector;
     use crate::serde::{I64Serde, StringSerde};
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
@@ -620,11 +620,11 @@ mod tests {
 
     fn buffer() -> (
         TimeOrderedKeyValueBuffer<String, i64>,
-        Rc<RefCell<Produced>>,
+        Rc<RefCell<RecordCollector>>,
     ) {
-        let produced = Rc::new(RefCell::new(Produced::default()));
+        let produced = Rc::new(RefCell::new(RecordCollector::default()));
         let ctx = StoreContext {
-            produced: produced.clone(),
+            collector: produced.clone(),
             timestamp: Rc::new(Cell::new(0)),
             application_id: "app".into(),
         };

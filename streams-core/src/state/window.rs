@@ -55,10 +55,10 @@ use std::time::Duration;
 use super::{
     Changelog, StateStore, StoreBuilder, StoreContext, StoreKind, Stores, ValueAndTimestamp,
 };
-use crate::dsl::{Window, Windowed};
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::{RawRecord, Record};
 use crate::serde::{Serde, SerdeRef};
+use crate::time::{Window, Windowed};
 
 const SEQNUM_SIZE: usize = 4;
 const TIMESTAMP_SIZE: usize = 8;
@@ -289,7 +289,7 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
                     "has a key too short for a window store (key, 8-byte window start, 4-byte sequence number)",
                 ));
             };
-            let start = crate::dsl::windowed::read_i64(key, key_len).unwrap_or_default();
+            let start = crate::time::read_i64(key, key_len).unwrap_or_default();
             let mut seq = [0_u8; SEQNUM_SIZE];
             seq.copy_from_slice(&key[key_len + TIMESTAMP_SIZE..]);
             let seqnum = u32::from_be_bytes(seq);
@@ -616,8 +616,8 @@ pub(crate) fn window_params(
     window_size: Duration,
     retain_duplicates: bool,
 ) -> Result<WindowParams> {
-    let retention_ms = crate::dsl::windows::millis(retention, "retention period")?;
-    let window_size_ms = crate::dsl::windows::millis(window_size, "window size")?;
+    let retention_ms = crate::time::millis(retention, "retention period")?;
+    let window_size_ms = crate::time::millis(window_size, "window size")?;
     if window_size_ms > retention_ms {
         return Err(StreamsError::InvalidArgument(format!(
             "the retention period of the window store {name} must be no smaller than its window size; \
@@ -775,8 +775,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowSto
     fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
         let node = format!("store {}", self.name);
         let mut changelog = Changelog::new(
-            crate::topology::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::topology::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
         );
         changelog.enabled = self.logging;
         let mut store = TimestampedWindowStore::new(&self.name, self.params, changelog);
@@ -788,18 +788,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowSto
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Produced;
+    use crate::record::collector::RecordCollector;
     use crate::serde::{I64Serde, StringSerde};
     use proptest::prelude::*;
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
 
-    fn context() -> (StoreContext, Rc<RefCell<Produced>>, Rc<Cell<i64>>) {
-        let produced = Rc::new(RefCell::new(Produced::default()));
+    fn context() -> (StoreContext, Rc<RefCell<RecordCollector>>, Rc<Cell<i64>>) {
+        let produced = Rc::new(RefCell::new(RecordCollector::default()));
         let timestamp = Rc::new(Cell::new(0));
         (
             StoreContext {
-                produced: produced.clone(),
+                collector: produced.clone(),
                 timestamp: timestamp.clone(),
                 application_id: "app".into(),
             },

@@ -51,11 +51,13 @@
 use std::rc::Rc;
 
 use super::description::GlobalStoreDef;
-use super::{NodeFactory, NodeKind, Topology, resolve_serde};
+use super::nodes::GlobalSourceNode;
+use super::{NodeFactory, NodeKind, Topology};
 use crate::config::StreamsConfig;
-use crate::engine::{ErasedNode, GlobalSourceNode, ProcessorNode};
+use crate::config::resolve_serde;
 use crate::error::{RecordPart, Result, StreamsError, TopologyError};
 use crate::processor::Processor;
+use crate::processor::node::{ErasedNode, ProcessorNode};
 use crate::serde::{Serde, SerdeRef};
 use crate::state::StoreBuilder;
 

@@ -25,18 +25,21 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
-use crate::config::StreamsConfig;
-use crate::engine::{ErasedNode, ProcessorNode, SinkNode, SinkTarget, SourceNode};
-use crate::error::{RecordPart, Result, StreamsError, TopologyError};
+use crate::config::{StreamsConfig, resolve_serde};
+use crate::error::{RecordPart, Result, TopologyError};
 use crate::processor::Processor;
+use crate::processor::node::{ErasedNode, ProcessorNode};
 use crate::record::Record;
-use crate::serde::{Serde, SerdeRef, builtin_serde};
+use crate::serde::{Serde, SerdeRef};
 use crate::state::StoreBuilder;
 
 mod description;
 mod global;
+mod nodes;
 
 pub(crate) use global::GlobalStoreParts;
+pub(crate) use nodes::GlobalSourceNode;
+use nodes::{SinkNode, SinkTarget, SourceNode};
 
 pub use description::{
     Destination, Dot, GlobalStore, Mermaid, Node, NodeType, ParseError, Subtopology,
@@ -252,31 +255,6 @@ pub(crate) struct NodeDef {
     /// What the node forwards (`None` for sinks).
     pub(crate) output: Option<TypeSig>,
     pub(crate) factory: NodeFactory,
-}
-
-/// Resolves the serde of a source or sink: the one given, else the
-/// config's default for the type, else the built-in for the type.
-pub(crate) fn resolve_serde<T: 'static>(
-    given: &Option<SerdeRef<T>>,
-    config: &StreamsConfig,
-    node: &str,
-    part: RecordPart,
-) -> Result<SerdeRef<T>> {
-    if let Some(s) = given {
-        return Ok(s.clone());
-    }
-    let default = match part {
-        RecordPart::Key => config.default_key_serde(),
-        RecordPart::Value => config.default_value_serde(),
-    };
-    default
-        .and_then(|d| d.typed::<T>())
-        .or_else(builtin_serde::<T>)
-        .ok_or_else(|| StreamsError::MissingSerde {
-            node: node.to_owned(),
-            part,
-            type_name: std::any::type_name::<T>(),
-        })
 }
 
 /// A graph of sources, processors and sinks. See the [module docs](self).

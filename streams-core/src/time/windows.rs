@@ -24,18 +24,8 @@
 
 use std::time::Duration;
 
-use crate::dsl::Window;
+use super::{Window, millis};
 use crate::error::{Result, StreamsError};
-
-/// Milliseconds of a duration, or an error naming what it was for when it
-/// does not fit in an `i64` (Kafka's `validateMillisecondDuration`).
-pub(crate) fn millis(d: Duration, what: &str) -> Result<i64> {
-    i64::try_from(d.as_millis()).map_err(|_| {
-        StreamsError::InvalidArgument(format!(
-            "{what} {d:?} is too large; it must fit in an i64 of milliseconds"
-        ))
-    })
-}
 
 /// Fixed-size windows aligned to the epoch, Kafka's `TimeWindows`:
 /// tumbling when they advance by their size (the default), hopping when

@@ -1,136 +1,20 @@
-//! Type-erased nodes: how typed processors, sources and sinks sit in one
-//! task and pass typed records without re-serializing.
-//!
-//! A record travels from a parent to a child as `&mut Option<Record<K, V>>`
-//! behind `&mut dyn Any`: the child takes it out after one type check
-//! (the types were already checked when the topology was built), so
-//! nothing is boxed or serialized between nodes.
+//! The nodes at a topology's edges: sources that read serialized records
+//! of a topic and forward them typed, sinks that serialize typed records
+//! and give them to the record collector, and the source of a global
+//! store, which reads its topic without touching stream time, as Kafka's
+//! `GlobalStateUpdateTask`.
 
 use std::any::Any;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::TaskState;
+use super::TopicExtractor;
 use crate::config::DeserializationHandling;
 use crate::error::{RecordPart, Result, StreamsError};
-use crate::processor::{Processor, ProcessorContext, Punctuation};
+use crate::processor::ProcessorContext;
+use crate::processor::node::{ErasedNode, take_record};
+use crate::processor::task::TaskState;
 use crate::record::{RawRecord, Record, RecordMetadata};
 use crate::serde::SerdeRef;
-use crate::topology::TopicExtractor;
-
-pub(crate) trait ErasedNode {
-    fn init(&mut self, task: &TaskState, me: usize) -> Result<()>;
-    fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()>;
-    fn process_raw(
-        &mut self,
-        task: &TaskState,
-        me: usize,
-        metadata: &RecordMetadata,
-        record: RawRecord,
-    ) -> Result<()> {
-        let _ = (metadata, record);
-        Err(StreamsError::InvalidArgument(format!(
-            "node `{}` is not a source and cannot read serialized records",
-            task.node_name(me)
-        )))
-    }
-    fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
-        let _ = (task, me, now, p);
-        Ok(())
-    }
-    fn close(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
-fn take_record<K: 'static, V: 'static>(
-    task: &TaskState,
-    me: usize,
-    record: &mut dyn Any,
-) -> Result<Record<K, V>> {
-    record
-        .downcast_mut::<Option<Record<K, V>>>()
-        .and_then(Option::take)
-        .ok_or_else(|| {
-            StreamsError::InvalidArgument(format!(
-                "node `{}` expected a record of type ({}, {}) but received another type",
-                task.node_name(me),
-                std::any::type_name::<K>(),
-                std::any::type_name::<V>()
-            ))
-        })
-}
-
-/// Names the processor in errors that came from its own code.
-fn in_node(task: &TaskState, me: usize, err: StreamsError) -> StreamsError {
-    match err {
-        StreamsError::Processing { node, source } if node.is_empty() => StreamsError::Processing {
-            node: task.node_name(me).to_owned(),
-            source,
-        },
-        other => other,
-    }
-}
-
-/// A user or DSL processor.
-pub(crate) struct ProcessorNode<P, KIn, VIn, KOut, VOut> {
-    processor: P,
-    name: String,
-    _types: PhantomData<fn(KIn, VIn, KOut, VOut)>,
-}
-
-impl<P, KIn, VIn, KOut, VOut> ProcessorNode<P, KIn, VIn, KOut, VOut> {
-    pub(crate) fn new(processor: P, name: &str) -> Self {
-        ProcessorNode {
-            processor,
-            name: name.to_owned(),
-            _types: PhantomData,
-        }
-    }
-}
-
-impl<P, KIn, VIn, KOut, VOut> ErasedNode for ProcessorNode<P, KIn, VIn, KOut, VOut>
-where
-    P: Processor<KIn, VIn, KOut, VOut>,
-    KIn: 'static,
-    VIn: 'static,
-    KOut: 'static,
-    VOut: 'static,
-{
-    fn init(&mut self, task: &TaskState, me: usize) -> Result<()> {
-        let mut ctx = ProcessorContext::new(task, me);
-        self.processor
-            .init(&mut ctx)
-            .map_err(|e| in_node(task, me, e))
-    }
-
-    fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()> {
-        let record = take_record::<KIn, VIn>(task, me, record)?;
-        let mut ctx = ProcessorContext::new(task, me);
-        self.processor
-            .process(&mut ctx, record)
-            .map_err(|e| in_node(task, me, e))
-    }
-
-    fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
-        let mut ctx = ProcessorContext::new(task, me);
-        self.processor
-            .punctuate(&mut ctx, now, p)
-            .map_err(|e| in_node(task, me, e))
-    }
-
-    fn close(&mut self) -> Result<()> {
-        self.processor.close().map_err(|e| match e {
-            StreamsError::Processing { node, source } if node.is_empty() => {
-                StreamsError::Processing {
-                    node: self.name.clone(),
-                    source,
-                }
-            }
-            other => other,
-        })
-    }
-}
 
 /// Reads serialized records from a topic and forwards them typed.
 pub(crate) struct SourceNode<K, V> {
@@ -294,5 +178,70 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             SinkTarget::Extractor(_) => task.produce_named(topic, record),
         }
         Ok(())
+    }
+}
+
+/// Reads serialized records of a global topic and forwards them typed to
+/// the global store's processor. Unlike a stream source, it neither moves
+/// stream time nor counts processed records: global records are not the
+/// task's records.
+pub(crate) struct GlobalSourceNode<K, V> {
+    pub(crate) key: SerdeRef<K>,
+    pub(crate) value: SerdeRef<V>,
+}
+
+impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, V> {
+    fn init(&mut self, _task: &TaskState, _me: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn process(&mut self, task: &TaskState, me: usize, _record: &mut dyn Any) -> Result<()> {
+        Err(StreamsError::InvalidArgument(format!(
+            "global source `{}` reads its topic only; it has no parent",
+            task.node_name(me)
+        )))
+    }
+
+    fn process_raw(
+        &mut self,
+        task: &TaskState,
+        me: usize,
+        metadata: &RecordMetadata,
+        raw: RawRecord,
+    ) -> Result<()> {
+        let decode_err = |part, reason| StreamsError::Deserialization {
+            topic: metadata.topic.to_string(),
+            partition: metadata.partition,
+            offset: metadata.offset,
+            part,
+            reason,
+        };
+        let key = raw
+            .key
+            .map(|b| self.key.deserialize_owned(&metadata.topic, b))
+            .transpose()
+            .map_err(|e| decode_err(RecordPart::Key, e));
+        let value = raw
+            .value
+            .map(|b| self.value.deserialize_owned(&metadata.topic, b))
+            .transpose()
+            .map_err(|e| decode_err(RecordPart::Value, e));
+        let (key, value) = match key.and_then(|k| value.map(|v| (k, v))) {
+            Ok(kv) => kv,
+            Err(e) => match task.config().deserialization_handling() {
+                DeserializationHandling::Fail => return Err(e),
+                DeserializationHandling::Continue => {
+                    task.count(|m| m.dropped_records += 1);
+                    return Ok(());
+                }
+            },
+        };
+        let record = Record {
+            key,
+            value,
+            timestamp: raw.timestamp,
+            headers: raw.headers,
+        };
+        ProcessorContext::<K, V>::new(task, me).forward(record)
     }
 }

@@ -1,0 +1,375 @@
+//! Grouping a stream and aggregating it: [`KStream::group_by`] and
+//! [`KStream::group_by_key`] give a [`KGroupedStream`], whose `count`,
+//! `reduce` and `aggregate` give a table. A key changed upstream sends
+//! the records through a repartition topic first (`repartition.rs`).
+
+use std::fmt;
+use std::rc::Rc;
+
+use crate::dsl::ktable::{KTable, store_getter};
+use crate::dsl::table_processors::StreamAggregate;
+use crate::dsl::{Grouped, KStream, Materialized};
+use crate::record::Change;
+use crate::serde::I64Serde;
+use crate::state::DslKeyValueStoreBuilder;
+
+/// A stream grouped by key, ready to aggregate, Kafka's `KGroupedStream`.
+///
+/// If the key was changed upstream (`map`, `select_key`, `flat_map`,
+/// `process`, or `group_by`), the records first go through a repartition
+/// topic, `<application.id>-<store or grouped name>-repartition`, as in Kafka.
+///
+/// ```
+/// use streams_core::StreamsBuilder;
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<String, String>("text")
+///     .flat_map_values(|line: &String| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+///     .group_by(|_, word| word.clone())
+///     .count()
+///     .to_stream()
+///     .to("counts");
+/// let topology = builder.build()?;
+/// assert_eq!(topology.store_names(), ["KSTREAM-AGGREGATE-STATE-STORE-0000000003"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct KGroupedStream<K, V> {
+    pub(crate) stream: KStream<K, V>,
+    pub(crate) grouped: Grouped<K, V>,
+    pub(crate) repartition_required: bool,
+}
+
+impl<K, V> fmt::Debug for KGroupedStream<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KGroupedStream")
+            .field("node", &self.stream.node)
+            .field("repartition_required", &self.repartition_required)
+            .finish()
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
+    /// Groups the records by their key, Kafka's `groupByKey`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("clicks").group_by_key().count().to_stream().to("clicks-per-user");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("clicks-per-user", StringSerde, I64Serde);
+    /// clicks.pipe_key_value("ann", "home");
+    /// clicks.pipe_key_value("bob", "home");
+    /// clicks.pipe_key_value("ann", "cart");
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [KeyValue::pair("ann", 1), KeyValue::pair("bob", 1), KeyValue::pair("ann", 2)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn group_by_key(self) -> KGroupedStream<K, V> {
+        self.group_by_key_with(Grouped::default())
+    }
+
+    /// As [`KStream::group_by_key`], with serdes and the repartition
+    /// topic's name from `grouped`.
+    pub fn group_by_key_with(self, grouped: Grouped<K, V>) -> KGroupedStream<K, V> {
+        let repartition_required = self.repartition_required;
+        KGroupedStream {
+            stream: self,
+            grouped,
+            repartition_required,
+        }
+    }
+
+    /// Groups the records by a new key, Kafka's `groupBy`: a `select_key`
+    /// node (named after `grouped`, if named) and then a repartition.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("text")
+    ///     .flat_map_values(|line| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+    ///     .group_by(|_, word| word.clone())
+    ///     .count()
+    ///     .to_stream()
+    ///     .to("word-counts");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let text = driver.create_input_topic("text", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("word-counts", StringSerde, I64Serde);
+    /// text.pipe_value("to be or not to be");
+    /// // Each word goes through the repartition topic as a record of its own.
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair("to", 1),
+    ///         KeyValue::pair("be", 1),
+    ///         KeyValue::pair("or", 1),
+    ///         KeyValue::pair("not", 1),
+    ///         KeyValue::pair("to", 2),
+    ///         KeyValue::pair("be", 2),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn group_by<KR: Ord + Clone + 'static>(
+        self,
+        selector: impl Fn(Option<&K>, &V) -> KR + 'static,
+    ) -> KGroupedStream<KR, V> {
+        self.group_by_with(selector, Grouped::default())
+    }
+
+    /// As [`KStream::group_by`], with options.
+    pub fn group_by_with<KR: Ord + Clone + 'static>(
+        mut self,
+        selector: impl Fn(Option<&K>, &V) -> KR + 'static,
+        grouped: Grouped<KR, V>,
+    ) -> KGroupedStream<KR, V> {
+        if let Some(n) = &grouped.name {
+            self = self.named(n.clone());
+        }
+        let mut keyed = self.select_key(selector);
+        keyed.repartition_required = true;
+        KGroupedStream {
+            stream: keyed,
+            grouped,
+            repartition_required: true,
+        }
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
+    fn store_name<VA>(&self, prefix: &str, materialized: &Materialized<K, VA>) -> String {
+        match &materialized.name {
+            Some(n) => n.clone(),
+            None => self.stream.builder().new_store_name(prefix),
+        }
+    }
+
+    fn build<VA: Clone + 'static>(
+        self,
+        prefix: &str,
+        store: String,
+        materialized: Materialized<K, VA>,
+        first: Rc<dyn Fn(&K, &V) -> VA>,
+        aggregator: Rc<dyn Fn(&K, &V, VA) -> VA>,
+    ) -> KTable<K, VA> {
+        let mut stream = self.stream;
+        let name = stream.take_name(prefix);
+        let key_serde = self.grouped.key_serde.clone().or(stream.key_serde.clone());
+        let value_serde = self
+            .grouped
+            .value_serde
+            .clone()
+            .or(stream.value_serde.clone());
+        if self.repartition_required {
+            let base = self.grouped.name.clone().unwrap_or_else(|| store.clone());
+            stream = stream.through_internal_topic(&base, key_serde.clone(), value_serde);
+        }
+        let builder = stream.builder().clone();
+        let store_key_serde = materialized.key_serde.clone().or(key_serde.clone());
+        let value_serde = materialized.value_serde.clone();
+        let send_old = Rc::new(std::cell::Cell::new(false));
+        let parent = stream.node_name().to_owned();
+        let (flag, sname) = (send_old.clone(), store.clone());
+        builder.with_topology(|t| {
+            t.add_typed_processor::<K, V, K, Change<VA>, _, _>(
+                &name,
+                move || StreamAggregate {
+                    store: sname.clone(),
+                    first: first.clone(),
+                    aggregator: aggregator.clone(),
+                    send_old: flag.get(),
+                    cache: Default::default(),
+                },
+                &[&parent],
+            )?;
+            t.add_state_store(
+                DslKeyValueStoreBuilder::<K, VA> {
+                    name: store.clone(),
+                    key_serde: store_key_serde,
+                    value_serde: value_serde.clone(),
+                    logging: materialized.logging,
+                    caching: materialized.caching,
+                },
+                &[&name],
+            )
+            .map(|_| ())
+        });
+        let flag = send_old.clone();
+        KTable {
+            builder,
+            node: name,
+            key_serde,
+            value_serde,
+            store: Some(store.clone()),
+            send_old,
+            enable_old: Rc::new(move || flag.set(true)),
+            getter: store_getter::<K, VA>(store),
+            next_name: None,
+        }
+    }
+
+    /// Counts the records per key, Kafka's `count`. Records with a null
+    /// key or value are dropped and counted.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by(|_, page| page.clone())
+    ///     .count_with(Materialized::as_("clicks-per-page"))
+    ///     .to_stream()
+    ///     .to("page-counts");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let counts = driver.create_output_topic("page-counts", StringSerde, I64Serde);
+    /// clicks.pipe_key_value("ann", "home");
+    /// clicks.pipe_key_value("bob", "home");
+    /// assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("home", 1), KeyValue::pair("home", 2)]);
+    /// let store = driver.timestamped_key_value_store::<String, i64>("clicks-per-page")?;
+    /// assert_eq!(store.get(&"home".to_string()).map(|v| v.value), Some(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn count(self) -> KTable<K, i64> {
+        self.count_with(Materialized::default())
+    }
+
+    /// As [`KGroupedStream::count`], with the store from `materialized`.
+    pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<K, i64> {
+        let materialized = match materialized.value_serde {
+            Some(_) => materialized,
+            None => materialized.with_value_serde(I64Serde),
+        };
+        let store = self.store_name("KSTREAM-AGGREGATE-", &materialized);
+        self.build(
+            "KSTREAM-AGGREGATE-",
+            store,
+            materialized,
+            Rc::new(|_, _| 1),
+            Rc::new(|_, _, count| count + 1),
+        )
+    }
+
+    /// Combines the values per key, Kafka's `reduce`: the first value is
+    /// the aggregate, then `reducer(aggregate, value)`.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("visits")
+    ///     .group_by_key()
+    ///     .reduce(|path, page| format!("{path} > {page}"))
+    ///     .to_stream()
+    ///     .to("paths");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let visits = driver.create_input_topic("visits", StringSerde, StringSerde);
+    /// let paths = driver.create_output_topic("paths", StringSerde, StringSerde);
+    /// visits.pipe_key_value("ann", "home");
+    /// visits.pipe_key_value("ann", "cart");
+    /// assert_eq!(
+    ///     paths.read_key_values_to_list(),
+    ///     [KeyValue::pair("ann", "home"), KeyValue::pair("ann", "home > cart")]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<K, V> {
+        self.reduce_with(reducer, Materialized::default())
+    }
+
+    /// As [`KGroupedStream::reduce`], with the store from `materialized`.
+    pub fn reduce_with(
+        self,
+        reducer: impl Fn(&V, &V) -> V + 'static,
+        materialized: Materialized<K, V>,
+    ) -> KTable<K, V> {
+        let materialized = match (
+            &materialized.value_serde,
+            &self.grouped.value_serde,
+            &self.stream.value_serde,
+        ) {
+            (None, Some(s), _) | (None, None, Some(s)) => {
+                let s = s.clone();
+                Materialized {
+                    value_serde: Some(s),
+                    ..materialized
+                }
+            }
+            _ => materialized,
+        };
+        let store = self.store_name("KSTREAM-REDUCE-", &materialized);
+        self.build(
+            "KSTREAM-REDUCE-",
+            store,
+            materialized,
+            Rc::new(|_, v: &V| v.clone()),
+            Rc::new(move |_, v, agg| reducer(&agg, v)),
+        )
+    }
+
+    /// Aggregates the values per key, Kafka's `aggregate`: the first value
+    /// of a key is added to `initializer()`.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::StreamsBuilder;
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("messages")
+    ///     .group_by_key()
+    ///     .aggregate(|| 0_i64, |_, text: &String, chars| chars + text.len() as i64)
+    ///     .to_stream()
+    ///     .to("chars-per-user");
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let messages = driver.create_input_topic("messages", StringSerde, StringSerde);
+    /// let chars = driver.create_output_topic("chars-per-user", StringSerde, I64Serde);
+    /// messages.pipe_key_value("ann", "hi");
+    /// messages.pipe_key_value("ann", "bye");
+    /// assert_eq!(chars.read_key_values_to_list(), [KeyValue::pair("ann", 2), KeyValue::pair("ann", 5)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn aggregate<VA: Clone + 'static>(
+        self,
+        initializer: impl Fn() -> VA + 'static,
+        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
+    ) -> KTable<K, VA> {
+        self.aggregate_with(initializer, aggregator, Materialized::default())
+    }
+
+    /// As [`KGroupedStream::aggregate`], with the store from `materialized`.
+    pub fn aggregate_with<VA: Clone + 'static>(
+        self,
+        initializer: impl Fn() -> VA + 'static,
+        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
+        materialized: Materialized<K, VA>,
+    ) -> KTable<K, VA> {
+        let store = self.store_name("KSTREAM-AGGREGATE-", &materialized);
+        let aggregator: Rc<dyn Fn(&K, &V, VA) -> VA> = Rc::new(aggregator);
+        let a = aggregator.clone();
+        self.build(
+            "KSTREAM-AGGREGATE-",
+            store,
+            materialized,
+            Rc::new(move |k, v| a(k, v, initializer())),
+            aggregator,
+        )
+    }
+}

@@ -1,0 +1,131 @@
+//! Type-erased nodes: how typed processors, sources and sinks sit in one
+//! task and pass typed records without re-serializing. The processor
+//! node is here; sources and sinks, which know topics, are in the
+//! topology (`topology/nodes.rs`).
+//!
+//! A record travels from a parent to a child as `&mut Option<Record<K, V>>`
+//! behind `&mut dyn Any`: the child takes it out after one type check
+//! (the types were already checked when the topology was built), so
+//! nothing is boxed or serialized between nodes.
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use super::task::TaskState;
+use super::{Processor, ProcessorContext, Punctuation};
+use crate::error::{Result, StreamsError};
+use crate::record::{RawRecord, Record, RecordMetadata};
+
+pub(crate) trait ErasedNode {
+    fn init(&mut self, task: &TaskState, me: usize) -> Result<()>;
+    fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()>;
+    fn process_raw(
+        &mut self,
+        task: &TaskState,
+        me: usize,
+        metadata: &RecordMetadata,
+        record: RawRecord,
+    ) -> Result<()> {
+        let _ = (metadata, record);
+        Err(StreamsError::InvalidArgument(format!(
+            "node `{}` is not a source and cannot read serialized records",
+            task.node_name(me)
+        )))
+    }
+    fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
+        let _ = (task, me, now, p);
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+pub(crate) fn take_record<K: 'static, V: 'static>(
+    task: &TaskState,
+    me: usize,
+    record: &mut dyn Any,
+) -> Result<Record<K, V>> {
+    record
+        .downcast_mut::<Option<Record<K, V>>>()
+        .and_then(Option::take)
+        .ok_or_else(|| {
+            StreamsError::InvalidArgument(format!(
+                "node `{}` expected a record of type ({}, {}) but received another type",
+                task.node_name(me),
+                std::any::type_name::<K>(),
+                std::any::type_name::<V>()
+            ))
+        })
+}
+
+/// Names the processor in errors that came from its own code.
+fn in_node(task: &TaskState, me: usize, err: StreamsError) -> StreamsError {
+    match err {
+        StreamsError::Processing { node, source } if node.is_empty() => StreamsError::Processing {
+            node: task.node_name(me).to_owned(),
+            source,
+        },
+        other => other,
+    }
+}
+
+/// A user or DSL processor.
+pub(crate) struct ProcessorNode<P, KIn, VIn, KOut, VOut> {
+    processor: P,
+    name: String,
+    _types: PhantomData<fn(KIn, VIn, KOut, VOut)>,
+}
+
+impl<P, KIn, VIn, KOut, VOut> ProcessorNode<P, KIn, VIn, KOut, VOut> {
+    pub(crate) fn new(processor: P, name: &str) -> Self {
+        ProcessorNode {
+            processor,
+            name: name.to_owned(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<P, KIn, VIn, KOut, VOut> ErasedNode for ProcessorNode<P, KIn, VIn, KOut, VOut>
+where
+    P: Processor<KIn, VIn, KOut, VOut>,
+    KIn: 'static,
+    VIn: 'static,
+    KOut: 'static,
+    VOut: 'static,
+{
+    fn init(&mut self, task: &TaskState, me: usize) -> Result<()> {
+        let mut ctx = ProcessorContext::new(task, me);
+        self.processor
+            .init(&mut ctx)
+            .map_err(|e| in_node(task, me, e))
+    }
+
+    fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()> {
+        let record = take_record::<KIn, VIn>(task, me, record)?;
+        let mut ctx = ProcessorContext::new(task, me);
+        self.processor
+            .process(&mut ctx, record)
+            .map_err(|e| in_node(task, me, e))
+    }
+
+    fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
+        let mut ctx = ProcessorContext::new(task, me);
+        self.processor
+            .punctuate(&mut ctx, now, p)
+            .map_err(|e| in_node(task, me, e))
+    }
+
+    fn close(&mut self) -> Result<()> {
+        self.processor.close().map_err(|e| match e {
+            StreamsError::Processing { node, source } if node.is_empty() => {
+                StreamsError::Processing {
+                    node: self.name.clone(),
+                    source,
+                }
+            }
+            other => other,
+        })
+    }
+}

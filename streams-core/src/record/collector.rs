@@ -1,0 +1,106 @@
+//! The record collector, Kafka's `RecordCollector`: where sinks and
+//! changelogging stores put the records they produce, for the engine's
+//! caller to take.
+//!
+//! It sits with the records, below the stores and the engine, so that a
+//! store can log its changes without knowing the engine that runs it.
+
+use std::sync::Arc;
+
+use super::RawRecord;
+
+/// A record a sink produced, with the topic it went to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProducedRecord {
+    /// The topic written (internal topics with their full, prefixed name).
+    pub topic: Arc<str>,
+    /// The serialized record.
+    pub record: RawRecord,
+}
+
+/// What sinks and changelogs produced and the caller has not taken yet:
+/// each record with the number of its topic. Topics are numbered in the
+/// order they are first written (a topic's number never changes), so that
+/// a record carries no reference-counted name and its topic is found by
+/// number.
+#[derive(Debug, Default)]
+pub(crate) struct RecordCollector {
+    topics: Vec<Arc<str>>,
+    /// The number of the topic written last: a sink writes one topic.
+    last: usize,
+    records: Vec<(usize, RawRecord)>,
+}
+
+impl RecordCollector {
+    /// Adds a record written to `topic`.
+    pub(crate) fn push(&mut self, topic: &Arc<str>, record: RawRecord) {
+        let number = match self.topics.get(self.last) {
+            Some(t) if Arc::ptr_eq(t, topic) => self.last,
+            _ => self.number(topic, || topic.clone()),
+        };
+        self.records.push((number, record));
+    }
+
+    /// Adds a record written to the topic named `topic` (a name computed
+    /// per record).
+    pub(crate) fn push_named(&mut self, topic: &str, record: RawRecord) {
+        let number = self.number(topic, || Arc::from(topic));
+        self.records.push((number, record));
+    }
+
+    fn number(&mut self, topic: &str, shared: impl FnOnce() -> Arc<str>) -> usize {
+        let number = match self.topics.iter().position(|t| &**t == topic) {
+            Some(n) => n,
+            None => {
+                self.topics.push(shared());
+                self.topics.len() - 1
+            }
+        };
+        self.last = number;
+        number
+    }
+
+    /// Whether no record waits to be taken.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The records, with their topics' names.
+    pub(crate) fn take_records(&mut self) -> Vec<ProducedRecord> {
+        self.records
+            .drain(..)
+            .map(|(n, record)| ProducedRecord {
+                topic: self.topics[n].clone(),
+                record,
+            })
+            .collect()
+    }
+
+    /// Moves the records, each with its topic's number, to the end of
+    /// `into`; when `into` is empty the two buffers trade places and
+    /// nothing is copied.
+    pub(crate) fn take_numbered(&mut self, into: &mut Vec<(usize, RawRecord)>) {
+        if into.is_empty() {
+            std::mem::swap(into, &mut self.records);
+        } else {
+            into.append(&mut self.records);
+        }
+    }
+
+    /// The name of the topic numbered `number`.
+    pub(crate) fn topic(&self, number: usize) -> Option<Arc<str>> {
+        self.topics.get(number).cloned()
+    }
+
+    /// The records not taken yet, with their topics' names (copies).
+    #[cfg(test)]
+    pub(crate) fn records(&self) -> Vec<ProducedRecord> {
+        self.records
+            .iter()
+            .map(|(n, record)| ProducedRecord {
+                topic: self.topics[*n].clone(),
+                record: record.clone(),
+            })
+            .collect()
+    }
+}
