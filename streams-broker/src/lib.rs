@@ -43,7 +43,9 @@ pub mod error;
 pub mod inspect;
 pub mod log;
 pub mod partitioner;
+pub mod purgatory;
 pub mod record;
+pub mod timer;
 pub mod replication;
 mod topic_partition;
 
