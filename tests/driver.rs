@@ -1,5 +1,5 @@
 //! Ports of Kafka's `TopologyTestDriverTest` (streams/test-utils) for
-//! stateless topologies, plus the driver semantics of `REFERENCE.md`
+//! stateless topologies, plus the driver semantics of `streams_test::semantics`
 //! (produced topic names, feedback of output topics, clocks).
 //!
 //! Kafka's `MockProcessor` is untyped (`Object`); here it is a byte-array

@@ -26,7 +26,7 @@ fn value() -> impl Strategy<Value = Option<String>> {
     proptest::option::weighted(0.8, "\\PC{0,8}")
 }
 
-/// The punctuation model of `REFERENCE.md`: aligned to 0, fires on the
+/// The punctuation model of `streams_test::semantics`: aligned to 0, fires on the
 /// first record at or past the next boundary with the current stream time,
 /// missed ticks skipped.
 fn model_stream_punctuations(timestamps: &[i64], interval: i64) -> Vec<i64> {

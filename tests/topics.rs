@@ -1,5 +1,5 @@
 //! Ports of Kafka's `TestTopicsTest` (streams/test-utils), plus the
-//! test-topic semantics listed in `REFERENCE.md` (topic clocks, list
+//! test-topic semantics of `streams_test::semantics` (topic clocks, list
 //! reads, maps and tables, headers).
 //!
 //! Kafka's setup: `input` is copied to `output1` with byte-array serdes,
@@ -517,7 +517,7 @@ fn test_records_to_list() {
 }
 
 // ---------------------------------------------------------------------
-// Beyond TestTopicsTest: the test-topic semantics of REFERENCE.md.
+// Beyond TestTopicsTest: the test-topic semantics of `streams_test::semantics`.
 // ---------------------------------------------------------------------
 
 /// `in` copied to `out`, strings by default.

@@ -32,6 +32,7 @@ mod driver;
 pub mod fluent;
 mod input_topic;
 mod output_topic;
+pub mod semantics;
 pub mod snapshot;
 mod stores;
 mod test_record;

@@ -321,9 +321,9 @@ pub fn config() -> StreamsConfig {
 }
 
 /// The config of the `*_cache_off` scenarios, as the oracle's
-/// `Golden.noCache`: [`config`] with `statestore.cache.max.bytes = 0`. Our
-/// driver has no record cache, so the property changes nothing here; it is
-/// set to keep the two sides' configs the same.
+/// `Golden.noCache`: [`config`] with `statestore.cache.max.bytes = 0`,
+/// which turns the record cache off on both sides: every update of a DSL
+/// store is forwarded at once.
 pub fn no_cache() -> StreamsConfig {
     config().with_property("statestore.cache.max.bytes", "0")
 }

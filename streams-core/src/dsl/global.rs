@@ -196,7 +196,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         KO: Into<Option<KG>>,
     {
         // Kafka names both joins `KSTREAM-LEFTJOIN-`.
-        let name = self.take_name("KSTREAM-LEFTJOIN-");
+        let name = self.take_name_and_number("KSTREAM-LEFTJOIN-");
         let (_, getter) = (table.getter)();
         let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<KG>> =
             Rc::new(move |k, v| key_selector(k, v).into());

@@ -1,5 +1,9 @@
 //! Joins of a stream with a table, and of two tables, with Kafka's
-//! semantics and node names (caching off: every update is forwarded).
+//! semantics and node names. Kafka's record cache sits in front of the
+//! joined tables' stores (a table update reaches the join when its cache
+//! is flushed, after each input record) and of a materialized table-table
+//! join's own store, as in Kafka; the stream-stream joins of
+//! `stream_join.rs` keep their windows in stores without a cache.
 //!
 //! - [`KStream::join`] / [`KStream::left_join`] with a [`KTable`]: each
 //!   stream record looks its key up in the table (node `KSTREAM-JOIN-<n>`
@@ -186,7 +190,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 self.builder().new_name(prefix);
                 n
             }
-            None => self.take_name(prefix),
+            None => self.take_name_and_number(prefix),
         };
         let (stores, getter) = (table.getter)();
         let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<K>> = Rc::new(|k, _| k.cloned());

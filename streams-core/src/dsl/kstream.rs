@@ -183,14 +183,14 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// The name of the next node: the one given with [`KStream::named`],
     /// else a generated one. As in Kafka, a number of the counter is taken
     /// either way, so that naming one node does not rename the others.
-    pub(crate) fn take_name(&mut self, prefix: &str) -> String {
+    pub(crate) fn take_name_and_number(&mut self, prefix: &str) -> String {
         let generated = self.builder.new_name(prefix);
         self.next_name.take().unwrap_or(generated)
     }
 
-    /// As `take_name`, but a given name takes no number (Kafka's
+    /// As `take_name_and_number`, but a given name takes no number (Kafka's
     /// `process` and `repartition`).
-    pub(crate) fn take_name_or_generate(&mut self, prefix: &str) -> String {
+    pub(crate) fn take_name_or_number(&mut self, prefix: &str) -> String {
         match self.next_name.take() {
             Some(n) => n,
             None => self.builder.new_name(prefix),
@@ -226,7 +226,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Keeps the records for which `predicate` is true, Kafka's `filter`.
     /// Tombstones pass.
     pub fn filter(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
-        let name = self.take_name("KSTREAM-FILTER-");
+        let name = self.take_name_and_number("KSTREAM-FILTER-");
         let predicate: KvFn<K, V, bool> = Rc::new(predicate);
         self.add_processor(
             name,
@@ -242,7 +242,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Keeps the records for which `predicate` is false, Kafka's
     /// `filterNot`. Tombstones pass.
     pub fn filter_not(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
-        let name = self.take_name("KSTREAM-FILTER-");
+        let name = self.take_name_and_number("KSTREAM-FILTER-");
         let predicate: KvFn<K, V, bool> = Rc::new(predicate);
         self.add_processor(
             name,
@@ -270,7 +270,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> VR + 'static,
     ) -> KStream<K, VR> {
-        let name = self.take_name("KSTREAM-MAPVALUES-");
+        let name = self.take_name_and_number("KSTREAM-MAPVALUES-");
         let mapper: KvFn<K, V, VR> = Rc::new(mapper);
         self.add_processor(
             name,
@@ -296,7 +296,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
     ) -> KStream<K, VR> {
-        let name = self.take_name("KSTREAM-FLATMAPVALUES-");
+        let name = self.take_name_and_number("KSTREAM-FLATMAPVALUES-");
         let mapper: KvFn<K, V, Vec<VR>> = Rc::new(move |k, v| mapper(k, v).into_iter().collect());
         self.add_processor(
             name,
@@ -314,7 +314,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> (KR, VR) + 'static,
     ) -> KStream<KR, VR> {
-        let name = self.take_name("KSTREAM-MAP-");
+        let name = self.take_name_and_number("KSTREAM-MAP-");
         let mapper: KvFn<K, V, (KR, VR)> = Rc::new(mapper);
         let mut out = self.add_processor(
             name,
@@ -334,7 +334,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
     ) -> KStream<KR, VR> {
-        let name = self.take_name("KSTREAM-FLATMAP-");
+        let name = self.take_name_and_number("KSTREAM-FLATMAP-");
         let mapper: KvFn<K, V, Vec<(KR, VR)>> =
             Rc::new(move |k, v| mapper(k, v).into_iter().collect());
         let mut out = self.add_processor(
@@ -355,7 +355,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mut self,
         selector: impl Fn(Option<&K>, &V) -> KR + 'static,
     ) -> KStream<KR, V> {
-        let name = self.take_name("KSTREAM-KEY-SELECT-");
+        let name = self.take_name_and_number("KSTREAM-KEY-SELECT-");
         let selector: KvFn<K, V, KR> = Rc::new(selector);
         let mut out = self.add_processor(
             name,
@@ -371,7 +371,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Calls `action` on each record and passes it on, Kafka's `peek`.
     pub fn peek(mut self, action: impl Fn(Option<&K>, &V) + 'static) -> Self {
-        let name = self.take_name("KSTREAM-PEEK-");
+        let name = self.take_name_and_number("KSTREAM-PEEK-");
         let action: KvFn<K, V, ()> = Rc::new(action);
         self.add_processor(
             name,
@@ -386,7 +386,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Calls `action` on each record, a terminal operation, Kafka's `foreach`.
     pub fn foreach(mut self, action: impl Fn(Option<&K>, &V) + 'static) {
-        let name = self.take_name("KSTREAM-FOREACH-");
+        let name = self.take_name_and_number("KSTREAM-FOREACH-");
         let action: KvFn<K, V, ()> = Rc::new(action);
         self.add_processor::<K, V, _, _>(
             name,
@@ -401,7 +401,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// The records of this stream and `other`, Kafka's `merge`.
     pub fn merge(mut self, other: &KStream<K, V>) -> Self {
-        let name = self.take_name("KSTREAM-MERGE-");
+        let name = self.take_name_and_number("KSTREAM-MERGE-");
         let parents = [self.node.clone(), other.node.clone()];
         self.builder.with_topology(|t| {
             t.add_typed_processor::<K, V, K, V, PassThrough, _>(
@@ -427,7 +427,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         VR: Clone + 'static,
         P: Processor<K, V, KR, VR>,
     {
-        let name = self.take_name_or_generate("KSTREAM-PROCESSOR-");
+        let name = self.take_name_or_number("KSTREAM-PROCESSOR-");
         let mut out = self.add_processor(name, supplier, None, None);
         out.repartition_required = true;
         out
@@ -441,7 +441,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Writes the stream to `topic` as `produced` says.
     pub fn to_with(mut self, topic: &str, produced: Produced<K, V>) {
-        let generated = self.take_name("KSTREAM-SINK-");
+        let generated = self.take_name_and_number("KSTREAM-SINK-");
         let name = produced.name.unwrap_or(generated);
         let ks = produced.key_serde.or(self.key_serde.clone());
         let vs = produced.value_serde.or(self.value_serde.clone());
@@ -464,7 +464,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         extractor: impl TopicNameExtractor<K, V>,
         produced: Produced<K, V>,
     ) {
-        let generated = self.take_name("KSTREAM-SINK-");
+        let generated = self.take_name_and_number("KSTREAM-SINK-");
         let name = produced.name.unwrap_or(generated);
         let ks = produced.key_serde.or(self.key_serde.clone());
         let vs = produced.value_serde.or(self.value_serde.clone());
@@ -512,7 +512,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         // A given name takes no number here; the topic's nodes take three.
         let base = match repartitioned.name {
             Some(n) => n,
-            None => self.take_name_or_generate("KSTREAM-REPARTITION-"),
+            None => self.take_name_or_number("KSTREAM-REPARTITION-"),
         };
         let ks = repartitioned.key_serde.or(self.key_serde.clone());
         let vs = repartitioned.value_serde.or(self.value_serde.clone());

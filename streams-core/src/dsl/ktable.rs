@@ -107,7 +107,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         self
     }
 
-    fn take_name(&mut self, prefix: &str) -> String {
+    fn take_name_and_number(&mut self, prefix: &str) -> String {
         let generated = self.builder.new_name(prefix);
         self.next_name.take().unwrap_or(generated)
     }
@@ -200,7 +200,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         materialized: Option<Materialized<K, V>>,
     ) -> Self {
         let store = self.store_for("KTABLE-FILTER-", materialized);
-        let name = self.take_name("KTABLE-FILTER-");
+        let name = self.take_name_and_number("KTABLE-FILTER-");
         let predicate: Rc<dyn Fn(&K, &V) -> bool> = Rc::new(predicate);
         let p = predicate.clone();
         let parent_getter = self.getter.clone();
@@ -292,7 +292,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         materialized: Option<Materialized<K, VR>>,
     ) -> KTable<K, VR> {
         let store = self.store_for("KTABLE-MAPVALUES-", materialized);
-        let name = self.take_name("KTABLE-MAPVALUES-");
+        let name = self.take_name_and_number("KTABLE-MAPVALUES-");
         let mapper: Rc<dyn Fn(&K, &V) -> VR> = Rc::new(mapper);
         let m = mapper.clone();
         let parent_getter = self.getter.clone();
@@ -382,7 +382,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_stream(mut self) -> KStream<K, V> {
-        let name = self.take_name("KTABLE-TOSTREAM-");
+        let name = self.take_name_and_number("KTABLE-TOSTREAM-");
         let parent = self.node.clone();
         self.builder.with_topology(|t| {
             t.add_typed_processor::<K, Change<V>, K, V, TableToStream, _>(

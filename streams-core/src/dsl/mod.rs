@@ -37,8 +37,9 @@
 //! the store has already expired can still be merged, as in Kafka.
 //!
 //! # Joins
-//! With Kafka's semantics and node names (caching off: every update is
-//! forwarded):
+//! With Kafka's semantics and node names; the record cache above sits in
+//! front of the joined tables' stores and of a materialized table-table
+//! join's result:
 //! - [`KStream::join`] / [`KStream::left_join`] with a [`KTable`]
 //!   (`KSTREAM-JOIN-`/`KSTREAM-LEFTJOIN-`): each stream record looks its
 //!   key up in the table's store; table updates only change the table. A
@@ -85,6 +86,7 @@ mod builder;
 pub(crate) mod cache;
 mod change_serde;
 mod global;
+mod grace_search;
 mod grouped_stream;
 mod grouped_table;
 mod join;
@@ -94,11 +96,13 @@ mod ktable;
 mod options;
 mod processors;
 mod repartition;
+mod session_windowed_stream;
 mod split;
 mod stream_join;
 mod stream_join_processors;
 mod suppress;
 mod table_processors;
+mod time_windowed_stream;
 mod window_processors;
 mod windowed_stream;
 
@@ -113,7 +117,9 @@ pub use join::Joined;
 pub use kstream::KStream;
 pub use ktable::KTable;
 pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartitioned};
+pub use session_windowed_stream::SessionWindowedKStream;
 pub use split::BranchedKStream;
 pub use stream_join::{JoinWindows, OUTER_JOIN_EMIT_INTERVAL_CONFIG, StreamJoined};
 pub use suppress::{BufferConfig, EagerBufferConfig, StrictBufferConfig, Suppressed};
-pub use windowed_stream::{SessionWindowedKStream, TimeWindowedKStream, WindowedBy};
+pub use time_windowed_stream::TimeWindowedKStream;
+pub use windowed_stream::WindowedBy;

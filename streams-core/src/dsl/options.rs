@@ -184,8 +184,9 @@ impl<K: 'static, V: 'static> From<&str> for Branched<K, V> {
 
 /// How an operator's state store is made: its name (queryable through
 /// the driver), serdes and whether it writes a changelog, as Kafka's
-/// `Materialized`. Caching settings do not exist here: the driver
-/// forwards every update, as Kafka's does.
+/// `Materialized`, and whether Kafka's record cache sits in front of it:
+/// on unless [`with_caching_disabled`](Materialized::with_caching_disabled)
+/// says otherwise (see `dsl::cache` for what the cache does).
 pub struct Materialized<K, V> {
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,

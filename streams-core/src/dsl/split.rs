@@ -44,7 +44,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// branch names are the splitter's name followed by the branch's name
     /// or position. Tombstones go to the default branch.
     pub fn split(mut self) -> BranchedKStream<K, V> {
-        let splitter = self.take_name("KSTREAM-BRANCH-");
+        let splitter = self.take_name_and_number("KSTREAM-BRANCH-");
         let predicates: Rc<RefCell<Vec<Predicate<K, V>>>> = Rc::default();
         let children: Rc<RefCell<Vec<String>>> = Rc::default();
         let (p, c) = (predicates.clone(), children.clone());

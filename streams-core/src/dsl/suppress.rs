@@ -37,9 +37,9 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::dsl::grace_search::find_window_grace;
 use crate::dsl::ktable::GetterSupplier;
 use crate::dsl::table_processors::ValueGetter;
-use crate::dsl::windowed_stream::find_window_grace;
 use crate::dsl::{KTable, Windowed};
 use crate::error::{Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};

@@ -6,9 +6,38 @@
 //! as Kafka names it (`KSTREAM-AGGREGATE-STATE-STORE-0000000001`, or the
 //! name given with [`Materialized::as_`]) and returns a
 //! `KTable<Windowed<K>, VA>` whose key serde writes windowed keys as
-//! Kafka's windowed serdes do. Every update is forwarded (the test driver
-//! has no cache), with the largest timestamp of the records in the window
-//! (for sessions, the session's end).
+//! Kafka's windowed serdes do. Results carry the largest timestamp of the
+//! records in the window (for sessions, the session's end) and go through
+//! Kafka's record cache (see `dsl::cache`): one result per window and input
+//! record, or every update when caching is off
+//! ([`Materialized::with_caching_disabled`], or a cache size of 0):
+//!
+//! ```
+//! use std::time::Duration;
+//! use streams_core::dsl::{Materialized, TimeWindows, WindowedSerde};
+//! use streams_core::serde::{I64Serde, StringSerde};
+//! use streams_core::{Produced, StreamsBuilder};
+//! use streams_test::TopologyTestDriver;
+//!
+//! let counts = |materialized: Materialized<String, i64>| -> streams_core::Result<Vec<Option<i64>>> {
+//!     let builder = StreamsBuilder::new();
+//!     builder
+//!         .stream::<String, String>("clicks")
+//!         .flat_map_values(|v: &String| v.split(' ').map(str::to_owned).collect::<Vec<_>>())
+//!         .group_by_key()
+//!         .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?)
+//!         .count_with(materialized)
+//!         .to_stream()
+//!         .to_with("counts", Produced::with(WindowedSerde::time(StringSerde), I64Serde));
+//!     let driver = TopologyTestDriver::new(builder.build()?)?;
+//!     driver.create_input_topic("clicks", StringSerde, StringSerde).pipe_key_value("ann", "a b");
+//!     let out = driver.create_output_topic("counts", WindowedSerde::time(StringSerde), I64Serde);
+//!     Ok(out.read_values_to_list())
+//! };
+//! assert_eq!(counts(Materialized::as_("cached"))?, [Some(2)]);
+//! assert_eq!(counts(Materialized::as_("uncached").with_caching_disabled())?, [Some(1), Some(2)]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! The store keeps windows for a retention period: the window size (for
 //! sliding windows twice the time difference; for sessions the gap) plus
@@ -35,108 +64,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::cell::{Cell, RefCell};
-use std::fmt;
-use std::rc::{Rc, Weak};
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::dsl::ktable::GetterSupplier;
+use crate::dsl::session_windowed_stream::SessionWindowedKStream;
 use crate::dsl::table_processors::ValueGetter;
-use crate::dsl::window_processors::{
-    AggFns, MergeFn, SessionWindowAggregate, SlidingWindowAggregate, TimeWindowAggregate,
-};
+use crate::dsl::time_windowed_stream::TimeWindowedKStream;
+use crate::dsl::window_processors::AggFns;
 use crate::dsl::{
     KGroupedStream, KTable, Materialized, SessionWindows, SlidingWindows, TimeWindows, Windowed,
     WindowedSerde,
 };
-use crate::error::{Result, StreamsError};
+use crate::error::StreamsError;
 use crate::processor::Processor;
 use crate::record::Change;
-use crate::serde::{I64Serde, SerdeRef, builtin_serde};
-use crate::state::{DslSessionStoreBuilder, DslWindowStoreBuilder, StoreBuilder, WindowParams};
+use crate::serde::{SerdeRef, builtin_serde};
+use crate::state::{DslSessionStoreBuilder, DslWindowStoreBuilder, WindowParams};
 use crate::time::millis;
-use crate::topology::Topology;
-
-thread_local! {
-    /// The grace period of each windowed aggregation's store builder, for
-    /// `suppress(until_window_closes(..))`, which finds the windowed
-    /// aggregation upstream as Kafka's `GraphGraceSearchUtil` does. An entry
-    /// is matched by the identity of the live store builder, so it can
-    /// never be confused with another topology's.
-    static GRACE: RefCell<Vec<(Weak<dyn StoreBuilder>, i64)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Remembers the grace period of the windowed aggregation whose store is
-/// `store` in `topology`.
-fn register_grace(topology: &Topology, store: &str, grace_ms: i64) {
-    let Some(builder) = topology.store_builders().iter().find(|b| b.name() == store) else {
-        return;
-    };
-    let weak = Rc::downgrade(builder);
-    GRACE.with(|g| {
-        let mut g = g.borrow_mut();
-        g.retain(|(w, _)| w.strong_count() > 0);
-        g.push((weak, grace_ms));
-    });
-}
-
-/// The grace period of the windowed aggregation that `node` is, if it is one.
-fn grace_of(topology: &Topology, node: usize) -> Option<i64> {
-    let def = topology.nodes().get(node)?;
-    GRACE.with(|g| {
-        let g = g.borrow();
-        def.stores.iter().find_map(|store| {
-            let builder = topology
-                .store_builders()
-                .iter()
-                .find(|b| b.name() == store)?;
-            g.iter().find_map(|(w, grace)| {
-                let live = w.upgrade()?;
-                std::ptr::addr_eq(Rc::as_ptr(&live), Rc::as_ptr(builder)).then_some(*grace)
-            })
-        })
-    })
-}
-
-/// The grace period that closes windows at `node`: that of the windowed
-/// aggregation upstream of it (the largest, over several parents), Kafka's
-/// `findAndVerifyWindowGrace`.
-pub(crate) fn find_window_grace(topology: &Topology, node: &str) -> Result<i64> {
-    fn search(topology: &Topology, node: usize, chain: &str, depth: usize) -> Result<i64> {
-        if let Some(grace) = grace_of(topology, node) {
-            return Ok(grace);
-        }
-        let Some(def) = topology.nodes().get(node) else {
-            return Err(not_windowed(chain));
-        };
-        let chain = if chain.is_empty() {
-            def.name.clone()
-        } else {
-            format!("{}->{chain}", def.name)
-        };
-        if def.parents.is_empty() || depth > topology.nodes().len() {
-            return Err(not_windowed(&chain));
-        }
-        let mut inherited = -1;
-        for &parent in &def.parents {
-            inherited = inherited.max(search(topology, parent, &chain, depth + 1)?);
-        }
-        Ok(inherited)
-    }
-    let index = topology
-        .nodes()
-        .iter()
-        .position(|n| n.name == node)
-        .ok_or_else(|| not_windowed(node))?;
-    search(topology, index, "", 0)
-}
-
-fn not_windowed(chain: &str) -> StreamsError {
-    StreamsError::InvalidArgument(format!(
-        "window close time is only defined for windowed computations; got [{chain}]"
-    ))
-}
 
 mod private {
     pub trait Sealed {}
@@ -158,7 +105,7 @@ pub trait WindowedBy<K, V>: private::Sealed {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum TimeKind {
+pub(super) enum TimeKind {
     Time(TimeWindows),
     Sliding(SlidingWindows),
 }
@@ -249,27 +196,45 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     }
 }
 
+/// The store's retention: the one given (on the aggregation's
+/// `Materialized`, else with `with_retention` on the windowed stream),
+/// which must be no smaller than `minimum`, else `minimum`; with the error
+/// to report when the topology is built if the given one is too short
+/// (`too_short` words it) or does not fit in an `i64` of milliseconds.
+pub(super) fn retention_ms(
+    given: Option<Duration>,
+    minimum: i64,
+    too_short: impl FnOnce(i64) -> String,
+) -> (i64, Option<StreamsError>) {
+    match given.map(|r| millis(r, "retention period")).transpose() {
+        Err(e) => (minimum, Some(e)),
+        Ok(None) => (minimum, None),
+        Ok(Some(r)) if r < minimum => (r, Some(StreamsError::InvalidArgument(too_short(r)))),
+        Ok(Some(r)) => (r, None),
+    }
+}
+
 /// Where an aggregation keeps its windows.
-enum StoreDef {
+pub(super) enum StoreDef {
     Window(WindowParams),
     Session { retention_ms: i64 },
 }
 
 /// What every windowed aggregation builds: the processor, its store, and
 /// the result table.
-struct Plan<K, VA> {
-    prefix: &'static str,
-    store: String,
-    materialized: Materialized<K, VA>,
-    store_def: StoreDef,
-    grace_ms: i64,
+pub(super) struct Plan<K, VA> {
+    pub(super) prefix: &'static str,
+    pub(super) store: String,
+    pub(super) materialized: Materialized<K, VA>,
+    pub(super) store_def: StoreDef,
+    pub(super) grace_ms: i64,
     /// The serde of the result table's keys, from the inner key serde.
-    windowed_serde: Box<dyn Fn(SerdeRef<K>) -> WindowedSerde<K>>,
+    pub(super) windowed_serde: Box<dyn Fn(SerdeRef<K>) -> WindowedSerde<K>>,
     /// An error to report instead (a retention that is too short).
-    invalid: Option<StreamsError>,
+    pub(super) invalid: Option<StreamsError>,
 }
 
-fn build<K, V, VA, P>(
+pub(super) fn build<K, V, VA, P>(
     grouped: KGroupedStream<K, V>,
     plan: Plan<K, VA>,
     make: impl Fn(bool) -> P + 'static,
@@ -288,7 +253,7 @@ where
     } = grouped;
     // As Kafka's `NamedInternal.orElseGenerateWithPrefix`: a given name
     // takes no number.
-    let name = stream.take_name_or_generate(plan.prefix);
+    let name = stream.take_name_or_number(plan.prefix);
     let key_serde = grouped.key_serde.clone().or(stream.key_serde.clone());
     let value_serde = grouped.value_serde.clone().or(stream.value_serde.clone());
     if repartition_required {
@@ -341,7 +306,7 @@ where
                 &[&name],
             )?,
         };
-        register_grace(t, &store, grace_ms);
+        t.set_window_grace(&store, grace_ms);
         Ok::<_, StreamsError>(())
     });
     let inner = store_key_serde.or_else(builtin_serde::<K>);
@@ -360,7 +325,7 @@ where
     }
 }
 
-fn window_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
+pub(super) fn window_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
     store: String,
 ) -> GetterSupplier<Windowed<K>, VA> {
     Rc::new(move || {
@@ -375,7 +340,7 @@ fn window_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
     })
 }
 
-fn session_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
+pub(super) fn session_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
     store: String,
 ) -> GetterSupplier<Windowed<K>, VA> {
     Rc::new(move || {
@@ -391,7 +356,7 @@ fn session_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
 }
 
 /// The store name of an aggregation: the given one, else a generated one.
-fn store_name<K, V, VA>(
+pub(super) fn store_name<K, V, VA>(
     grouped: &KGroupedStream<K, V>,
     prefix: &str,
     materialized: &Materialized<K, VA>,
@@ -407,7 +372,7 @@ where
 }
 
 /// The count functions: a null value counts too, as in Kafka.
-fn count_fns<K: 'static, V: 'static>() -> AggFns<K, V, i64> {
+pub(super) fn count_fns<K: 'static, V: 'static>() -> AggFns<K, V, i64> {
     AggFns {
         init: Rc::new(|| Some(0)),
         add: Rc::new(|_, _, c| c.unwrap_or(0) + 1),
@@ -415,7 +380,9 @@ fn count_fns<K: 'static, V: 'static>() -> AggFns<K, V, i64> {
     }
 }
 
-fn reduce_fns<K: 'static, V: Clone + 'static>(reducer: Rc<dyn Fn(&V, &V) -> V>) -> AggFns<K, V, V> {
+pub(super) fn reduce_fns<K: 'static, V: Clone + 'static>(
+    reducer: Rc<dyn Fn(&V, &V) -> V>,
+) -> AggFns<K, V, V> {
     AggFns {
         init: Rc::new(|| None),
         add: Rc::new(move |_, v, agg| match agg {
@@ -426,7 +393,7 @@ fn reduce_fns<K: 'static, V: Clone + 'static>(reducer: Rc<dyn Fn(&V, &V) -> V>) 
     }
 }
 
-fn aggregate_fns<K: 'static, V: 'static, VA: 'static>(
+pub(super) fn aggregate_fns<K: 'static, V: 'static, VA: 'static>(
     initializer: Rc<dyn Fn() -> VA>,
     aggregator: Rc<dyn Fn(&K, &V, VA) -> VA>,
 ) -> AggFns<K, V, VA> {
@@ -439,621 +406,12 @@ fn aggregate_fns<K: 'static, V: 'static, VA: 'static>(
 }
 
 /// `materialized` with `serde` as its value serde, unless it has one.
-fn with_default_value_serde<K, VA>(
+pub(super) fn with_default_value_serde<K, VA>(
     materialized: Materialized<K, VA>,
     serde: Option<SerdeRef<VA>>,
 ) -> Materialized<K, VA> {
     Materialized {
         value_serde: materialized.value_serde.or(serde),
         ..materialized
-    }
-}
-
-/// A grouped stream windowed by [`TimeWindows`] or [`SlidingWindows`],
-/// ready to aggregate, Kafka's `TimeWindowedKStream`.
-///
-/// Each aggregation keeps its result in a window store named as Kafka
-/// names it (`KSTREAM-AGGREGATE-STATE-STORE-0000000001`, or the name given
-/// with [`Materialized::as_`]) and returns a `KTable<Windowed<K>, VA>`
-/// whose key serde writes windowed keys as Kafka's `TimeWindowedSerde`
-/// does. Every update is forwarded (the test driver has no cache), with
-/// the largest timestamp of the records in the window.
-///
-/// The store keeps windows for a retention period: the window size (for
-/// sliding windows, twice the time difference) plus the grace period,
-/// unless set with [`with_retention`](TimeWindowedKStream::with_retention)
-/// (Kafka's `Materialized.withRetention`), which must not be shorter.
-///
-/// ```
-/// use std::time::Duration;
-/// use streams_core::dsl::SlidingWindows;
-/// use streams_core::StreamsBuilder;
-///
-/// let builder = StreamsBuilder::new();
-/// builder
-///     .stream::<String, String>("clicks")
-///     .group_by_key()
-///     .windowed_by(SlidingWindows::of_time_difference_with_no_grace(Duration::from_secs(10))?)
-///     .reduce(|a, b| format!("{a},{b}"))
-///     .to_stream()
-///     .to_with("recent", streams_core::Produced::with(
-///         streams_core::dsl::WindowedSerde::time(streams_core::serde::StringSerde),
-///         streams_core::serde::StringSerde,
-///     ));
-/// assert_eq!(builder.build()?.store_names(), ["KSTREAM-REDUCE-STATE-STORE-0000000001"]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct TimeWindowedKStream<K, V> {
-    grouped: KGroupedStream<K, V>,
-    windows: TimeKind,
-    retention: Option<Duration>,
-}
-
-impl<K, V> fmt::Debug for TimeWindowedKStream<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimeWindowedKStream")
-            .field("grouped", &self.grouped)
-            .field("windows", &self.windows)
-            .field("retention", &self.retention)
-            .finish()
-    }
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
-    /// Keeps the windows for `retention` instead of the default (window
-    /// size plus grace period; for sliding windows, twice the time
-    /// difference plus grace), as Kafka's `Materialized.withRetention`;
-    /// [`Materialized::with_retention`] on the aggregation wins over it.
-    pub fn with_retention(mut self, retention: Duration) -> Self {
-        self.retention = Some(retention);
-        self
-    }
-
-    fn plan<VA>(
-        &self,
-        prefix: &'static str,
-        store: String,
-        materialized: Materialized<K, VA>,
-    ) -> Plan<K, VA> {
-        let retention = materialized
-            .retention
-            .or(self.retention)
-            .map(|r| millis(r, "retention period"))
-            .transpose();
-        let (size_ms, grace_ms, minimum, what) = match self.windows {
-            TimeKind::Time(w) => (
-                w.size_ms(),
-                w.grace_ms(),
-                w.size_ms().saturating_add(w.grace_ms()),
-                "its window size plus the grace period",
-            ),
-            TimeKind::Sliding(w) => (
-                w.time_difference_ms(),
-                w.grace_ms(),
-                w.time_difference_ms()
-                    .saturating_mul(2)
-                    .saturating_add(w.grace_ms()),
-                "2 * time difference plus the grace period",
-            ),
-        };
-        let (retention_ms, invalid) = match retention {
-            Err(e) => (minimum, Some(e)),
-            Ok(None) => (minimum, None),
-            Ok(Some(r)) if r < minimum => (
-                r,
-                Some(StreamsError::InvalidArgument(format!(
-                    "the retention period of the window store {store} must be no smaller than {what}; \
-                     got size=[{size_ms}], grace=[{grace_ms}], retention=[{r}]"
-                ))),
-            ),
-            Ok(Some(r)) => (r, None),
-        };
-        Plan {
-            prefix,
-            store,
-            materialized,
-            store_def: StoreDef::Window(WindowParams {
-                retention_ms,
-                window_size_ms: size_ms,
-                retain_duplicates: false,
-            }),
-            grace_ms,
-            windowed_serde: Box::new(move |inner| WindowedSerde::time_with_size_ms(inner, size_ms)),
-            invalid,
-        }
-    }
-
-    fn aggregate_impl<VA: Clone + 'static>(
-        self,
-        prefix: &'static str,
-        store: String,
-        materialized: Materialized<K, VA>,
-        fns: AggFns<K, V, VA>,
-    ) -> KTable<Windowed<K>, VA> {
-        let plan = self.plan(prefix, store.clone(), materialized);
-        let getter = window_getter::<K, VA>(store.clone());
-        match self.windows {
-            TimeKind::Time(windows) => build(
-                self.grouped,
-                plan,
-                move |send_old| TimeWindowAggregate {
-                    store: store.clone(),
-                    windows,
-                    fns: fns.clone(),
-                    send_old,
-                    observed_stream_time: -1,
-                    cache: Default::default(),
-                },
-                getter,
-            ),
-            TimeKind::Sliding(windows) => build(
-                self.grouped,
-                plan,
-                move |send_old| SlidingWindowAggregate {
-                    store: store.clone(),
-                    time_difference_ms: windows.time_difference_ms(),
-                    grace_ms: windows.grace_ms(),
-                    fns: fns.clone(),
-                    send_old,
-                    observed_stream_time: -1,
-                    cache: Default::default(),
-                },
-                getter,
-            ),
-        }
-    }
-
-    /// Counts the records per key and window, Kafka's `count()`. Records
-    /// with a null key are dropped and counted; a record with a null value
-    /// is counted, as Kafka's windowed count does (except over sliding
-    /// windows, which drop it). `reduce` and `aggregate`, whose closures
-    /// see `&V`, drop and count records with a null value.
-    ///
-    /// See the example of
-    /// [`KGroupedStream::windowed_by`](crate::dsl::KGroupedStream::windowed_by),
-    /// with tumbling and hopping windows.
-    pub fn count(self) -> KTable<Windowed<K>, i64> {
-        let materialized = Materialized::default().with_value_serde(I64Serde);
-        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
-        self.aggregate_impl("KSTREAM-AGGREGATE-", store, materialized, count_fns())
-    }
-
-    /// As [`TimeWindowedKStream::count`], with the store from
-    /// `materialized`. An unnamed store uses one more number of the name
-    /// counter, as in Kafka.
-    pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
-        self.burn_name_for_count(&materialized);
-        let materialized = with_default_value_serde(materialized, Some(Arc::new(I64Serde)));
-        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
-        self.aggregate_impl("KSTREAM-AGGREGATE-", store, materialized, count_fns())
-    }
-
-    fn burn_name_for_count(&self, materialized: &Materialized<K, i64>) {
-        // Kafka's `count(Materialized)` burns a store name for topology
-        // compatibility, for time windows only.
-        if materialized.name.is_none() && matches!(self.windows, TimeKind::Time(_)) {
-            self.grouped
-                .stream
-                .builder()
-                .new_store_name("KSTREAM-AGGREGATE-");
-        }
-    }
-
-    /// Combines the values per key and window, Kafka's `reduce`: the first
-    /// value is the aggregate, then `reducer(aggregate, value)`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use streams_core::dsl::{SlidingWindows, Windowed};
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
-    ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("pages")
-    ///     .group_by_key()
-    ///     .windowed_by(SlidingWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?)
-    ///     .reduce(|a, b| format!("{a},{b}"))
-    ///     .to_stream()
-    ///     .map(|k: Option<&Windowed<String>>, v: &String| {
-    ///         let w = k.unwrap().window;
-    ///         (format!("{}-{}", w.start, w.end), v.clone())
-    ///     })
-    ///     .to("recent-pages");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
-    /// let recent = driver.create_output_topic("recent-pages", StringSerde, StringSerde);
-    /// pages.pipe_key_value_at("ann", "home", 20);
-    /// pages.pipe_key_value_at("ann", "cart", 25);
-    /// pages.pipe_key_value_at("ann", "pay", 40);
-    /// // Each record's window ends at it; "cart" also fills the window just
-    /// // after "home" (21-31).
-    /// assert_eq!(
-    ///     recent.read_key_values_to_list(),
-    ///     [
-    ///         KeyValue::pair("10-20", "home"),
-    ///         KeyValue::pair("21-31", "cart"),
-    ///         KeyValue::pair("15-25", "home,cart"),
-    ///         KeyValue::pair("30-40", "pay"),
-    ///     ]
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<Windowed<K>, V> {
-        self.reduce_with(reducer, Materialized::default())
-    }
-
-    /// As [`TimeWindowedKStream::reduce`], with the store from `materialized`.
-    pub fn reduce_with(
-        self,
-        reducer: impl Fn(&V, &V) -> V + 'static,
-        materialized: Materialized<K, V>,
-    ) -> KTable<Windowed<K>, V> {
-        let serde = self.grouped.grouped.value_serde.clone().or(self
-            .grouped
-            .stream
-            .value_serde
-            .clone());
-        let materialized = with_default_value_serde(materialized, serde);
-        let store = store_name(&self.grouped, "KSTREAM-REDUCE-", &materialized);
-        self.aggregate_impl(
-            "KSTREAM-REDUCE-",
-            store,
-            materialized,
-            reduce_fns(Rc::new(reducer)),
-        )
-    }
-
-    /// Aggregates the values per key and window, Kafka's `aggregate`: each
-    /// window starts from `initializer()`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use streams_core::dsl::{TimeWindows, Windowed};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
-    ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, i64>("amounts")
-    ///     .group_by_key()
-    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?)
-    ///     .aggregate(|| 100_i64, |_, amount, total| total + amount)
-    ///     .to_stream()
-    ///     .map(|k: Option<&Windowed<String>>, v: &i64| (k.unwrap().window.start.to_string(), *v))
-    ///     .to("totals");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
-    /// let totals = driver.create_output_topic("totals", StringSerde, I64Serde);
-    /// amounts.pipe_key_value_at("ann", 5, 1);
-    /// amounts.pipe_key_value_at("ann", 7, 2);
-    /// amounts.pipe_key_value_at("ann", 1, 15); // a new window starts from 100
-    /// assert_eq!(
-    ///     totals.read_key_values_to_list(),
-    ///     [KeyValue::pair("0", 105), KeyValue::pair("0", 112), KeyValue::pair("10", 101)]
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn aggregate<VA: Clone + 'static>(
-        self,
-        initializer: impl Fn() -> VA + 'static,
-        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
-    ) -> KTable<Windowed<K>, VA> {
-        self.aggregate_with(initializer, aggregator, Materialized::default())
-    }
-
-    /// As [`TimeWindowedKStream::aggregate`], with the store from `materialized`.
-    pub fn aggregate_with<VA: Clone + 'static>(
-        self,
-        initializer: impl Fn() -> VA + 'static,
-        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
-        materialized: Materialized<K, VA>,
-    ) -> KTable<Windowed<K>, VA> {
-        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
-        self.aggregate_impl(
-            "KSTREAM-AGGREGATE-",
-            store,
-            materialized,
-            aggregate_fns(Rc::new(initializer), Rc::new(aggregator)),
-        )
-    }
-}
-
-/// A grouped stream windowed by [`SessionWindows`], ready to aggregate,
-/// Kafka's `SessionWindowedKStream`.
-///
-/// A record joins every session of its key that ends no earlier than
-/// `gap` before it and starts no later than `gap` after it; when that
-/// merges sessions, each merged session is deleted downstream (a
-/// tombstone at its end time) before the merged one is forwarded.
-///
-/// ```
-/// use std::time::Duration;
-/// use streams_core::dsl::SessionWindows;
-/// use streams_core::StreamsBuilder;
-///
-/// let builder = StreamsBuilder::new();
-/// builder
-///     .stream::<String, String>("clicks")
-///     .group_by_key()
-///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_secs(300))?)
-///     .count()
-///     .to_stream()
-///     .to("sessions");
-/// assert_eq!(builder.build()?.store_names(), ["KSTREAM-AGGREGATE-STATE-STORE-0000000001"]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct SessionWindowedKStream<K, V> {
-    grouped: KGroupedStream<K, V>,
-    windows: SessionWindows,
-    retention: Option<Duration>,
-}
-
-impl<K, V> fmt::Debug for SessionWindowedKStream<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionWindowedKStream")
-            .field("grouped", &self.grouped)
-            .field("windows", &self.windows)
-            .field("retention", &self.retention)
-            .finish()
-    }
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> {
-    /// Keeps sessions for `retention` after they end instead of the
-    /// default (gap plus grace period), as Kafka's `Materialized.withRetention`;
-    /// [`Materialized::with_retention`] on the aggregation wins over it.
-    pub fn with_retention(mut self, retention: Duration) -> Self {
-        self.retention = Some(retention);
-        self
-    }
-
-    fn aggregate_impl<VA: Clone + 'static>(
-        self,
-        prefix: &'static str,
-        store: String,
-        materialized: Materialized<K, VA>,
-        fns: AggFns<K, V, VA>,
-        merge: MergeFn<K, VA>,
-    ) -> KTable<Windowed<K>, VA> {
-        let w = self.windows;
-        let minimum = w.inactivity_gap_ms().saturating_add(w.grace_ms());
-        let (retention_ms, invalid) = match materialized
-            .retention
-            .or(self.retention)
-            .map(|r| millis(r, "retention period"))
-            .transpose()
-        {
-            Err(e) => (minimum, Some(e)),
-            Ok(None) => (minimum, None),
-            Ok(Some(r)) if r < minimum => (
-                r,
-                Some(StreamsError::InvalidArgument(format!(
-                    "the retention period of the session store {store} must be no smaller than the session \
-                     inactivity gap plus the grace period; got gap=[{}], grace=[{}], retention=[{r}]",
-                    w.inactivity_gap_ms(),
-                    w.grace_ms()
-                ))),
-            ),
-            Ok(Some(r)) => (r, None),
-        };
-        let plan = Plan {
-            prefix,
-            store: store.clone(),
-            materialized,
-            store_def: StoreDef::Session { retention_ms },
-            grace_ms: w.grace_ms().saturating_add(w.inactivity_gap_ms()),
-            windowed_serde: Box::new(WindowedSerde::session_ref),
-            invalid,
-        };
-        let getter = session_getter::<K, VA>(store.clone());
-        build(
-            self.grouped,
-            plan,
-            move |send_old| SessionWindowAggregate {
-                store: store.clone(),
-                windows: w,
-                fns: fns.clone(),
-                merge: merge.clone(),
-                send_old,
-                observed_stream_time: -1,
-                cache: Default::default(),
-                view: None,
-            },
-            getter,
-        )
-    }
-
-    /// Counts the records per key and session, Kafka's `count()`. Records
-    /// with a null key are dropped and counted; a null value is counted, as
-    /// in Kafka (`reduce` and `aggregate` drop and count it).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use streams_core::dsl::{SessionWindows, Window, Windowed, WindowedSerde};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Produced, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
-    ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("clicks")
-    ///     .group_by_key()
-    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
-    ///     .count()
-    ///     .to_stream()
-    ///     .to_with("sessions", Produced::with(WindowedSerde::session(StringSerde), I64Serde));
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
-    /// let sessions = driver.create_output_topic("sessions", WindowedSerde::session(StringSerde), I64Serde);
-    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
-    /// clicks.pipe_key_value_at("ann", "a", 0);
-    /// clicks.pipe_key_value_at("ann", "b", 5); // within the gap: the sessions merge
-    /// clicks.pipe_key_value_at("ann", "c", 30); // a new session
-    /// assert_eq!(
-    ///     sessions.read_key_values_to_list(),
-    ///     [
-    ///         KeyValue::pair(session(0, 0), 1),
-    ///         KeyValue::tombstone(session(0, 0)),
-    ///         KeyValue::pair(session(0, 5), 2),
-    ///         KeyValue::pair(session(30, 30), 1),
-    ///     ]
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn count(self) -> KTable<Windowed<K>, i64> {
-        let materialized = Materialized::default().with_value_serde(I64Serde);
-        self.count_impl(materialized)
-    }
-
-    /// As [`SessionWindowedKStream::count`], with the store from
-    /// `materialized`. An unnamed store uses one more number of the name
-    /// counter, as in Kafka.
-    pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
-        if materialized.name.is_none() {
-            self.grouped
-                .stream
-                .builder()
-                .new_store_name("KSTREAM-AGGREGATE-");
-        }
-        let materialized = with_default_value_serde(materialized, Some(Arc::new(I64Serde)));
-        self.count_impl(materialized)
-    }
-
-    fn count_impl(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
-        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
-        self.aggregate_impl(
-            "KSTREAM-AGGREGATE-",
-            store,
-            materialized,
-            count_fns(),
-            Rc::new(|_, a, b| a.unwrap_or(0) + b),
-        )
-    }
-
-    /// Combines the values per key and session, Kafka's `reduce`; merged
-    /// sessions are combined with the reducer too.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::TopologyTestDriver;
-    ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("pages")
-    ///     .group_by_key()
-    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
-    ///     .reduce_with(
-    ///         |a, b| format!("{a} > {b}"),
-    ///         Materialized::as_("visits").with_retention(Duration::from_secs(60)),
-    ///     );
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
-    /// pages.pipe_key_value_at("ann", "home", 0);
-    /// pages.pipe_key_value_at("ann", "cart", 5);
-    /// pages.pipe_key_value_at("ann", "home", 30);
-    /// let visits = driver.session_store::<String, String>("visits")?;
-    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
-    /// assert_eq!(
-    ///     visits.fetch(&"ann".to_string()),
-    ///     [(session(0, 5), "home > cart".to_string()), (session(30, 30), "home".to_string())]
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<Windowed<K>, V> {
-        self.reduce_with(reducer, Materialized::default())
-    }
-
-    /// As [`SessionWindowedKStream::reduce`], with the store from `materialized`.
-    pub fn reduce_with(
-        self,
-        reducer: impl Fn(&V, &V) -> V + 'static,
-        materialized: Materialized<K, V>,
-    ) -> KTable<Windowed<K>, V> {
-        let serde = self.grouped.grouped.value_serde.clone().or(self
-            .grouped
-            .stream
-            .value_serde
-            .clone());
-        let materialized = with_default_value_serde(materialized, serde);
-        let store = store_name(&self.grouped, "KSTREAM-REDUCE-", &materialized);
-        let reducer: Rc<dyn Fn(&V, &V) -> V> = Rc::new(reducer);
-        let r = reducer.clone();
-        self.aggregate_impl(
-            "KSTREAM-REDUCE-",
-            store,
-            materialized,
-            reduce_fns(reducer),
-            Rc::new(move |_, a, b| match a {
-                None => b.clone(),
-                Some(a) => r(&a, b),
-            }),
-        )
-    }
-
-    /// Aggregates the values per key and session, Kafka's `aggregate`:
-    /// each session starts from `initializer()`, and when sessions merge,
-    /// `merger(key, one, other)` combines their aggregates.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::TopologyTestDriver;
-    ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, i64>("amounts")
-    ///     .group_by_key()
-    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
-    ///     .aggregate_with(
-    ///         || 0_i64,
-    ///         |_, amount, total| total + amount,
-    ///         |_, one, other| one + other, // merges two sessions
-    ///         Materialized::as_("spent").with_value_serde(I64Serde),
-    ///     );
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
-    /// amounts.pipe_key_value_at("ann", 5, 0);
-    /// amounts.pipe_key_value_at("ann", 7, 18);
-    /// amounts.pipe_key_value_at("ann", 1, 9); // bridges both sessions: they merge
-    /// let spent = driver.session_store::<String, i64>("spent")?;
-    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
-    /// assert_eq!(spent.fetch(&"ann".to_string()), [(session(0, 18), 13)]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn aggregate<VA: Clone + 'static>(
-        self,
-        initializer: impl Fn() -> VA + 'static,
-        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
-        merger: impl Fn(&K, &VA, &VA) -> VA + 'static,
-    ) -> KTable<Windowed<K>, VA> {
-        self.aggregate_with(initializer, aggregator, merger, Materialized::default())
-    }
-
-    /// As [`SessionWindowedKStream::aggregate`], with the store from `materialized`.
-    pub fn aggregate_with<VA: Clone + 'static>(
-        self,
-        initializer: impl Fn() -> VA + 'static,
-        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
-        merger: impl Fn(&K, &VA, &VA) -> VA + 'static,
-        materialized: Materialized<K, VA>,
-    ) -> KTable<Windowed<K>, VA> {
-        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
-        let initializer: Rc<dyn Fn() -> VA> = Rc::new(initializer);
-        let init = initializer.clone();
-        self.aggregate_impl(
-            "KSTREAM-AGGREGATE-",
-            store,
-            materialized,
-            aggregate_fns(initializer, Rc::new(aggregator)),
-            Rc::new(move |k, a, b| merger(k, &a.unwrap_or_else(|| init()), b)),
-        )
     }
 }

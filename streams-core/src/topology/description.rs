@@ -21,13 +21,10 @@ use crate::topology::{Topics, Topology};
 /// Kafka's `addGlobalStore` adds a source reading `topic` and a processor
 /// updating `store`, which form their own sub-topology.
 ///
-/// The engine has no global stores yet; adding one means pushing one of
-/// these on `Topology::global_stores`.
+/// `Topology::add_global_store` and `StreamsBuilder::global_table` push
+/// one of these on `Topology::global_stores`; the engine runs it through
+/// the matching `GlobalRuntime`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[allow(
-    dead_code,
-    reason = "global stores are not built yet; describe() already shows them"
-)]
 pub(crate) struct GlobalStoreDef {
     /// The source node's name.
     pub(crate) source: String,

@@ -266,12 +266,16 @@ pub struct Topology {
     nodes: Vec<NodeDef>,
     index: HashMap<String, usize>,
     stores: Vec<Rc<dyn StoreBuilder>>,
-    /// Global stores, shown by [`Topology::describe`]; none until the
-    /// engine builds them.
+    /// Global stores, shown by [`Topology::describe`] and run by the
+    /// engine.
     pub(crate) global_stores: Vec<description::GlobalStoreDef>,
     /// How the engine runs each global store, at the same index as
     /// `global_stores` (see `global.rs`).
     global_runtimes: Vec<global::GlobalRuntime>,
+    /// The grace period of each windowed aggregation, by the name of its
+    /// store: where `suppress(until_window_closes(..))` finds when windows
+    /// close (see `dsl/grace_search.rs`).
+    window_grace: HashMap<String, i64>,
 }
 
 impl fmt::Debug for Topology {
@@ -296,6 +300,17 @@ impl Topology {
     /// The names of all nodes, in the order they were added.
     pub fn node_names(&self) -> Vec<&str> {
         self.nodes.iter().map(|n| n.name.as_str()).collect()
+    }
+
+    /// Records that `store` keeps a windowed aggregation's windows, closed
+    /// `grace_ms` after they end.
+    pub(crate) fn set_window_grace(&mut self, store: &str, grace_ms: i64) {
+        self.window_grace.insert(store.to_owned(), grace_ms);
+    }
+
+    /// The grace period of the windowed aggregation whose store is `store`.
+    pub(crate) fn window_grace(&self, store: &str) -> Option<i64> {
+        self.window_grace.get(store).copied()
     }
 
     pub(crate) fn store_builders(&self) -> &[Rc<dyn StoreBuilder>] {

@@ -1,0 +1,302 @@
+//! [`SessionWindowedKStream`]: a grouped stream windowed by sessions, and
+//! its `count`, `reduce` and `aggregate` into a session store.
+
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::windowed_stream::{
+    Plan, StoreDef, aggregate_fns, build, count_fns, reduce_fns, retention_ms, session_getter,
+    store_name, with_default_value_serde,
+};
+use crate::dsl::window_processors::{AggFns, MergeFn, SessionWindowAggregate};
+use crate::dsl::{KGroupedStream, KTable, Materialized, SessionWindows, Windowed, WindowedSerde};
+use crate::serde::I64Serde;
+
+/// A grouped stream windowed by [`SessionWindows`], ready to aggregate,
+/// Kafka's `SessionWindowedKStream`.
+///
+/// A record joins every session of its key that ends no earlier than
+/// `gap` before it and starts no later than `gap` after it; when that
+/// merges sessions, each merged session is deleted downstream (a
+/// tombstone at its end time) before the merged one is forwarded.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::SessionWindows;
+/// use streams_core::StreamsBuilder;
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<String, String>("clicks")
+///     .group_by_key()
+///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_secs(300))?)
+///     .count()
+///     .to_stream()
+///     .to("sessions");
+/// assert_eq!(builder.build()?.store_names(), ["KSTREAM-AGGREGATE-STATE-STORE-0000000001"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SessionWindowedKStream<K, V> {
+    pub(super) grouped: KGroupedStream<K, V>,
+    pub(super) windows: SessionWindows,
+    pub(super) retention: Option<Duration>,
+}
+
+impl<K, V> fmt::Debug for SessionWindowedKStream<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionWindowedKStream")
+            .field("grouped", &self.grouped)
+            .field("windows", &self.windows)
+            .field("retention", &self.retention)
+            .finish()
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> {
+    /// Keeps sessions for `retention` after they end instead of the
+    /// default (gap plus grace period), as Kafka's `Materialized.withRetention`;
+    /// [`Materialized::with_retention`] on the aggregation wins over it.
+    pub fn with_retention(mut self, retention: Duration) -> Self {
+        self.retention = Some(retention);
+        self
+    }
+
+    fn aggregate_impl<VA: Clone + 'static>(
+        self,
+        prefix: &'static str,
+        store: String,
+        materialized: Materialized<K, VA>,
+        fns: AggFns<K, V, VA>,
+        merge: MergeFn<K, VA>,
+    ) -> KTable<Windowed<K>, VA> {
+        let w = self.windows;
+        let minimum = w.inactivity_gap_ms().saturating_add(w.grace_ms());
+        let given = materialized.retention.or(self.retention);
+        let (retention_ms, invalid) = retention_ms(given, minimum, |r| {
+            format!(
+                "the retention period of the session store {store} must be no smaller than the session \
+                 inactivity gap plus the grace period; got gap=[{}], grace=[{}], retention=[{r}]",
+                w.inactivity_gap_ms(),
+                w.grace_ms()
+            )
+        });
+        let plan = Plan {
+            prefix,
+            store: store.clone(),
+            materialized,
+            store_def: StoreDef::Session { retention_ms },
+            grace_ms: w.grace_ms().saturating_add(w.inactivity_gap_ms()),
+            windowed_serde: Box::new(WindowedSerde::session_ref),
+            invalid,
+        };
+        let getter = session_getter::<K, VA>(store.clone());
+        build(
+            self.grouped,
+            plan,
+            move |send_old| SessionWindowAggregate {
+                store: store.clone(),
+                windows: w,
+                fns: fns.clone(),
+                merge: merge.clone(),
+                send_old,
+                observed_stream_time: -1,
+                cache: Default::default(),
+                view: None,
+            },
+            getter,
+        )
+    }
+
+    /// Counts the records per key and session, Kafka's `count()`. Records
+    /// with a null key are dropped and counted; a null value is counted, as
+    /// in Kafka (`reduce` and `aggregate` drop and count it).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed, WindowedSerde};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Produced, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
+    ///     .count()
+    ///     .to_stream()
+    ///     .to_with("sessions", Produced::with(WindowedSerde::session(StringSerde), I64Serde));
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let sessions = driver.create_output_topic("sessions", WindowedSerde::session(StringSerde), I64Serde);
+    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
+    /// clicks.pipe_key_value_at("ann", "a", 0);
+    /// clicks.pipe_key_value_at("ann", "b", 5); // within the gap: the sessions merge
+    /// clicks.pipe_key_value_at("ann", "c", 30); // a new session
+    /// assert_eq!(
+    ///     sessions.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair(session(0, 0), 1),
+    ///         KeyValue::tombstone(session(0, 0)),
+    ///         KeyValue::pair(session(0, 5), 2),
+    ///         KeyValue::pair(session(30, 30), 1),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn count(self) -> KTable<Windowed<K>, i64> {
+        let materialized = Materialized::default().with_value_serde(I64Serde);
+        self.count_impl(materialized)
+    }
+
+    /// As [`SessionWindowedKStream::count`], with the store from
+    /// `materialized`. An unnamed store uses one more number of the name
+    /// counter, as in Kafka.
+    pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
+        if materialized.name.is_none() {
+            self.grouped
+                .stream
+                .builder()
+                .new_store_name("KSTREAM-AGGREGATE-");
+        }
+        let materialized = with_default_value_serde(materialized, Some(Arc::new(I64Serde)));
+        self.count_impl(materialized)
+    }
+
+    fn count_impl(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
+        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
+        self.aggregate_impl(
+            "KSTREAM-AGGREGATE-",
+            store,
+            materialized,
+            count_fns(),
+            Rc::new(|_, a, b| a.unwrap_or(0) + b),
+        )
+    }
+
+    /// Combines the values per key and session, Kafka's `reduce`; merged
+    /// sessions are combined with the reducer too.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("pages")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
+    ///     .reduce_with(
+    ///         |a, b| format!("{a} > {b}"),
+    ///         Materialized::as_("visits").with_retention(Duration::from_secs(60)),
+    ///     );
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
+    /// pages.pipe_key_value_at("ann", "home", 0);
+    /// pages.pipe_key_value_at("ann", "cart", 5);
+    /// pages.pipe_key_value_at("ann", "home", 30);
+    /// let visits = driver.session_store::<String, String>("visits")?;
+    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
+    /// assert_eq!(
+    ///     visits.fetch(&"ann".to_string()),
+    ///     [(session(0, 5), "home > cart".to_string()), (session(30, 30), "home".to_string())]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce(self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<Windowed<K>, V> {
+        self.reduce_with(reducer, Materialized::default())
+    }
+
+    /// As [`SessionWindowedKStream::reduce`], with the store from `materialized`.
+    pub fn reduce_with(
+        self,
+        reducer: impl Fn(&V, &V) -> V + 'static,
+        materialized: Materialized<K, V>,
+    ) -> KTable<Windowed<K>, V> {
+        let serde = self.grouped.grouped.value_serde.clone().or(self
+            .grouped
+            .stream
+            .value_serde
+            .clone());
+        let materialized = with_default_value_serde(materialized, serde);
+        let store = store_name(&self.grouped, "KSTREAM-REDUCE-", &materialized);
+        let reducer: Rc<dyn Fn(&V, &V) -> V> = Rc::new(reducer);
+        let r = reducer.clone();
+        self.aggregate_impl(
+            "KSTREAM-REDUCE-",
+            store,
+            materialized,
+            reduce_fns(reducer),
+            Rc::new(move |_, a, b| match a {
+                None => b.clone(),
+                Some(a) => r(&a, b),
+            }),
+        )
+    }
+
+    /// Aggregates the values per key and session, Kafka's `aggregate`:
+    /// each session starts from `initializer()`, and when sessions merge,
+    /// `merger(key, one, other)` combines their aggregates.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{Materialized, StreamsBuilder};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, i64>("amounts")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
+    ///     .aggregate_with(
+    ///         || 0_i64,
+    ///         |_, amount, total| total + amount,
+    ///         |_, one, other| one + other, // merges two sessions
+    ///         Materialized::as_("spent").with_value_serde(I64Serde),
+    ///     );
+    /// let driver = TopologyTestDriver::new(builder.build()?)?;
+    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
+    /// amounts.pipe_key_value_at("ann", 5, 0);
+    /// amounts.pipe_key_value_at("ann", 7, 18);
+    /// amounts.pipe_key_value_at("ann", 1, 9); // bridges both sessions: they merge
+    /// let spent = driver.session_store::<String, i64>("spent")?;
+    /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
+    /// assert_eq!(spent.fetch(&"ann".to_string()), [(session(0, 18), 13)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn aggregate<VA: Clone + 'static>(
+        self,
+        initializer: impl Fn() -> VA + 'static,
+        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
+        merger: impl Fn(&K, &VA, &VA) -> VA + 'static,
+    ) -> KTable<Windowed<K>, VA> {
+        self.aggregate_with(initializer, aggregator, merger, Materialized::default())
+    }
+
+    /// As [`SessionWindowedKStream::aggregate`], with the store from `materialized`.
+    pub fn aggregate_with<VA: Clone + 'static>(
+        self,
+        initializer: impl Fn() -> VA + 'static,
+        aggregator: impl Fn(&K, &V, VA) -> VA + 'static,
+        merger: impl Fn(&K, &VA, &VA) -> VA + 'static,
+        materialized: Materialized<K, VA>,
+    ) -> KTable<Windowed<K>, VA> {
+        let store = store_name(&self.grouped, "KSTREAM-AGGREGATE-", &materialized);
+        let initializer: Rc<dyn Fn() -> VA> = Rc::new(initializer);
+        let init = initializer.clone();
+        self.aggregate_impl(
+            "KSTREAM-AGGREGATE-",
+            store,
+            materialized,
+            aggregate_fns(initializer, Rc::new(aggregator)),
+            Rc::new(move |k, a, b| merger(k, &a.unwrap_or_else(|| init()), b)),
+        )
+    }
+}
