@@ -43,16 +43,14 @@ pub mod error;
 pub mod inspect;
 pub mod log;
 pub mod partitioner;
-pub mod purgatory;
 pub mod record;
-pub mod timer;
 pub mod replication;
 mod topic_partition;
 
 pub use cleaner::{CleaningResult, TombstoneRetention};
 pub use clients::{
     Acks, Admin, AlterConfigOp, AutoOffsetReset, ConfigEntry, Consumer, ConsumerConfig,
-    ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, Producer, ProducerConfig, ProducerRecord,
+    ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, PendingSend, Producer, ProducerConfig, ProducerRecord,
     RecordMetadata,
 };
 pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};

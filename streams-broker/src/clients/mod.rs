@@ -9,4 +9,4 @@ mod producer;
 
 pub use admin::{Admin, AlterConfigOp, ConfigEntry, ListedOffset, NewTopic, OffsetSpec};
 pub use consumer::{AutoOffsetReset, Consumer, ConsumerConfig, ConsumerRecord};
-pub use producer::{Acks, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
+pub use producer::{Acks, PendingSend, Producer, ProducerConfig, ProducerRecord, RecordMetadata};

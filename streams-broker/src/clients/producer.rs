@@ -24,8 +24,6 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use std::sync::MutexGuard;
-
 use crate::cluster::{Cluster, State};
 use crate::error::{BrokerError, Result};
 use crate::partitioner::DefaultPartitioner;
@@ -256,12 +254,30 @@ impl Producer {
         })
     }
 
-    /// Sends one record as one batch and returns where it landed.
+    /// Sends one record as one batch and returns where it landed, once its
+    /// `acks` are met: for `acks=all`, replication runs at once and then the
+    /// cluster's clock moves a fetch interval at a time until every in-sync
+    /// replica has it (Kafka's `DelayedProduce`), as a blocking
+    /// `send().get()` waits in real time.
     ///
     /// # Errors
-    /// [`BrokerError::UnknownTopic`], [`BrokerError::UnknownPartition`] or
-    /// [`BrokerError::RecordTooLarge`]; nothing is written then.
+    /// [`BrokerError::UnknownTopic`], [`BrokerError::UnknownPartition`],
+    /// [`BrokerError::RecordTooLarge`], [`BrokerError::LeaderNotAvailable`]
+    /// or [`BrokerError::NotEnoughReplicas`], with nothing written; after
+    /// the append [`BrokerError::NotEnoughReplicasAfterAppend`],
+    /// [`BrokerError::NotLeaderOrFollower`] or
+    /// [`BrokerError::RequestTimedOut`].
     pub fn send(&self, record: ProducerRecord) -> Result<RecordMetadata> {
+        self.send_async(record)?.wait()
+    }
+
+    /// Appends one record to its partition's leader and returns the send in
+    /// flight, without waiting for its `acks`: a test can make faults
+    /// happen and move the clock before it asks how the send ended.
+    ///
+    /// # Errors
+    /// As [`Producer::send`], for what fails before the append.
+    pub fn send_async(&self, record: ProducerRecord) -> Result<PendingSend> {
         // One hold of the cluster's lock for the clock, the partition count
         // and the append (the partitioners' lock is only ever taken inside it).
         let mut state = self.cluster.state();
@@ -295,16 +311,32 @@ impl Producer {
         let tp = TopicPartition::new(topic, partition);
         self.check_isr_before(&state, &tp)?;
         let info = state.append(&tp, batch)?;
-        self.await_acks(state, &tp, info.last_offset)?;
-        Ok(RecordMetadata {
-            topic: tp.topic,
-            partition,
-            offset: if self.config.acks == Acks::Zero {
-                -1
-            } else {
-                info.first_offset
+        let (leader, epoch) = {
+            let p = state.partition(&tp)?;
+            (p.leader, p.leader_epoch)
+        };
+        let deadline = state.now_ms.saturating_add(self.config.request_timeout_ms);
+        drop(state);
+        Ok(PendingSend {
+            cluster: self.cluster.clone(),
+            metadata: RecordMetadata {
+                topic: tp.topic.clone(),
+                partition,
+                offset: if self.config.acks == Acks::Zero {
+                    -1
+                } else {
+                    info.first_offset
+                },
+                timestamp: info.log_append_time.unwrap_or(timestamp),
             },
-            timestamp: info.log_append_time.unwrap_or(timestamp),
+            tp,
+            acks: self.config.acks,
+            required: info.last_offset + 1,
+            leader,
+            epoch,
+            deadline,
+            timeout_ms: self.config.request_timeout_ms,
+            replicated: false,
         })
     }
 
@@ -327,51 +359,6 @@ impl Producer {
             });
         }
         Ok(())
-    }
-
-    /// Waits, for `acks=all`, until the high watermark passes
-    /// `last_offset` (Kafka's `DelayedProduce`): replication runs at once,
-    /// then the cluster's clock moves a fetch interval at a time until the
-    /// replicas have it, leadership moves (`NotLeaderOrFollower`), or
-    /// `request.timeout.ms` passes (`RequestTimedOut`).
-    fn await_acks<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State>,
-        tp: &TopicPartition,
-        last_offset: i64,
-    ) -> Result<()> {
-        if self.config.acks != Acks::All {
-            return Ok(());
-        }
-        let required = last_offset + 1;
-        let (leader, epoch) = {
-            let p = state.partition(tp)?;
-            (p.leader, p.leader_epoch)
-        };
-        let deadline = state.now_ms.saturating_add(self.config.request_timeout_ms);
-        let mut replicated_now = false;
-        loop {
-            if let Some(outcome) = produce_outcome(&state, tp, required, leader, epoch)? {
-                return outcome;
-            }
-            if !replicated_now && state.is_replicated() {
-                replicated_now = true;
-                state.replication_round();
-                continue;
-            }
-            let now = state.now_ms;
-            if now >= deadline {
-                return Err(BrokerError::RequestTimedOut {
-                    topic: tp.topic.clone(),
-                    partition: tp.partition,
-                    timeout_ms: self.config.request_timeout_ms,
-                });
-            }
-            let step = state.config.replica_fetch_interval_ms.min(deadline - now);
-            drop(state);
-            self.cluster.advance_ms(step);
-            state = self.cluster.state();
-        }
     }
 
     /// Sends `records` to one partition as one batch (as Kafka's producer
@@ -400,7 +387,100 @@ impl Producer {
         let mut state = self.cluster.state();
         self.check_isr_before(&state, tp)?;
         let info = state.append(tp, batch)?;
-        self.await_acks(state, tp, info.last_offset)?;
+        let (leader, epoch) = {
+            let p = state.partition(tp)?;
+            (p.leader, p.leader_epoch)
+        };
+        let deadline = state.now_ms.saturating_add(self.config.request_timeout_ms);
+        drop(state);
+        PendingSend {
+            cluster: self.cluster.clone(),
+            metadata: RecordMetadata {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+                offset: info.first_offset,
+                timestamp: info.max_timestamp,
+            },
+            tp: tp.clone(),
+            acks: self.config.acks,
+            required: info.last_offset + 1,
+            leader,
+            epoch,
+            deadline,
+            timeout_ms: self.config.request_timeout_ms,
+            replicated: false,
+        }
+        .wait()?;
         Ok(Some((info.first_offset, info.last_offset)))
+    }
+}
+
+/// A send in flight: appended to the leader, waiting for its `acks`
+/// (Kafka's `DelayedProduce`).
+#[derive(Debug)]
+pub struct PendingSend {
+    cluster: Cluster,
+    metadata: RecordMetadata,
+    tp: TopicPartition,
+    acks: Acks,
+    required: i64,
+    leader: Option<i32>,
+    epoch: i32,
+    deadline: i64,
+    timeout_ms: i64,
+    replicated: bool,
+}
+
+impl PendingSend {
+    /// Where the record went on the leader.
+    pub fn metadata(&self) -> &RecordMetadata {
+        &self.metadata
+    }
+
+    /// How the send ended, if it has, at the cluster's current time.
+    pub fn poll(&self) -> Option<Result<RecordMetadata>> {
+        if self.acks != Acks::All {
+            return Some(Ok(self.metadata.clone()));
+        }
+        let state = self.cluster.state();
+        match produce_outcome(&state, &self.tp, self.required, self.leader, self.epoch) {
+            Err(e) => Some(Err(e)),
+            Ok(Some(outcome)) => Some(outcome.map(|()| self.metadata.clone())),
+            Ok(None) if state.now_ms >= self.deadline => Some(Err(BrokerError::RequestTimedOut {
+                topic: self.tp.topic.clone(),
+                partition: self.tp.partition,
+                timeout_ms: self.timeout_ms,
+            })),
+            Ok(None) => None,
+        }
+    }
+
+    /// Waits for the end: replication at once, then the cluster's clock a
+    /// fetch interval at a time until the send ends.
+    ///
+    /// # Errors
+    /// [`BrokerError::NotEnoughReplicasAfterAppend`],
+    /// [`BrokerError::NotLeaderOrFollower`] or
+    /// [`BrokerError::RequestTimedOut`].
+    pub fn wait(mut self) -> Result<RecordMetadata> {
+        loop {
+            if let Some(outcome) = self.poll() {
+                return outcome;
+            }
+            let step = {
+                let mut state = self.cluster.state();
+                if !self.replicated && state.is_replicated() {
+                    self.replicated = true;
+                    state.replication_round();
+                    continue;
+                }
+                state
+                    .config
+                    .replica_fetch_interval_ms
+                    .min(self.deadline - state.now_ms)
+                    .max(1)
+            };
+            self.cluster.advance_ms(step);
+        }
     }
 }

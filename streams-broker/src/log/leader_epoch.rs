@@ -36,9 +36,12 @@ pub struct LeaderEpochCache {
 
 impl LeaderEpochCache {
     /// Records that `epoch` starts at `start_offset`; an epoch at or below
-    /// the latest is ignored (epochs only grow).
+    /// the latest is ignored (epochs only grow), and earlier entries that
+    /// start at or after `start_offset` go (Kafka keeps the cache monotonic:
+    /// an epoch that wrote nothing leaves no entry).
     pub fn assign(&mut self, epoch: i32, start_offset: i64) {
         if self.latest_epoch().is_none_or(|latest| epoch > latest) {
+            self.entries.retain(|e| e.start_offset < start_offset);
             self.entries.push(EpochEntry {
                 epoch,
                 start_offset,

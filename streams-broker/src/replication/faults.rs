@@ -207,6 +207,18 @@ impl Cluster {
         Ok(())
     }
 
+    /// Restores one cut link.
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownBroker`] for either.
+    pub fn restore_link(&self, a: BrokerId, b: BrokerId) -> Result<()> {
+        let mut state = self.state();
+        state.node_mut(a)?;
+        state.node_mut(b)?;
+        state.cut_links.remove(&(a.min(b), a.max(b)));
+        Ok(())
+    }
+
     /// Heals every cut link and isolation; isolated brokers register with
     /// the controller again.
     pub fn heal(&self) {

@@ -33,6 +33,7 @@
 
 mod faults;
 mod partition;
+pub mod schedule;
 
 pub use partition::BrokerId;
 pub(crate) use partition::Partition;
@@ -620,9 +621,14 @@ impl State {
         if f_leo >= l_leo {
             f.last_caught_up_ms = now;
         }
-        let _ = f.log.maybe_increment_log_start_offset(
-            l_lso.min(f.log.high_watermark().max(l_lso.min(f_leo))),
-        );
+        let current_leadership =
+            partition.leader == Some(leader) && partition.leader_epoch == leader_epoch;
+        let Some(f) = partition.replica_mut(follower) else {
+            return;
+        };
+        if current_leadership || mode == ReplicationMode::LegacyHighWatermark {
+            f.reported_leo = Some(f_leo);
+        }
         // Only the controller's leader keeps an ISR.
         let mut expanded = None;
         if partition.leader == Some(leader)
@@ -649,6 +655,10 @@ impl State {
             if hw > f.log.high_watermark() {
                 f.log.set_high_watermark(hw);
             }
+            // The leader's log start offset, as far as the follower has
+            // committed data (delete-records reaches followers this way).
+            let start = l_lso.min(f.log.high_watermark());
+            let _ = f.log.maybe_increment_log_start_offset(start);
         }
         if let Some(isr) = expanded {
             self.record(Event::IsrExpanded {
@@ -817,6 +827,7 @@ impl State {
         for r in &mut partition.replicas {
             if r.broker != leader {
                 r.last_caught_up_ms = now;
+                r.reported_leo = None;
             }
         }
         if let Some(r) = partition.replica_mut(leader) {

@@ -25,6 +25,10 @@ pub(crate) struct Replica {
     pub(crate) cleaner_checkpoint: Option<i64>,
     /// The leader's record of when this follower last caught up.
     pub(crate) last_caught_up_ms: i64,
+    /// The log end offset this follower reported to the current leader in
+    /// its last fetch; unknown (`None`) after an election until it fetches
+    /// (Kafka's `resetReplicaState`).
+    pub(crate) reported_leo: Option<i64>,
 }
 
 /// A partition: the controller's view plus every replica.
@@ -57,6 +61,7 @@ impl Partition {
                 recovery_point: 0,
                 cleaner_checkpoint: None,
                 last_caught_up_ms: now_ms,
+                reported_leo: Some(0),
             })
             .collect();
         Self {
@@ -105,12 +110,20 @@ impl Partition {
             return false;
         }
         let isr = self.isr.clone();
-        let min_leo = self
-            .replicas
-            .iter()
-            .filter(|r| isr.contains(&r.broker))
-            .map(|r| r.log.log_end_offset())
-            .min();
+        // The leader knows its own log end offset; a follower's only as it
+        // last reported it in a fetch (unknown blocks the high watermark).
+        let mut min_leo = Some(i64::MAX);
+        for r in self.replicas.iter().filter(|r| isr.contains(&r.broker)) {
+            let leo = if r.broker == leader {
+                Some(r.log.log_end_offset())
+            } else {
+                r.reported_leo
+            };
+            min_leo = match (min_leo, leo) {
+                (Some(m), Some(l)) => Some(m.min(l)),
+                _ => None,
+            };
+        }
         let Some(replica) = self.replica_mut(leader) else {
             return false;
         };

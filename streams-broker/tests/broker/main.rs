@@ -8,4 +8,5 @@ mod clients;
 mod delete_records;
 mod log;
 mod properties;
+mod replication;
 mod support;
