@@ -3,10 +3,11 @@
 //! single global lock of the pre-KAFKA-6431 design, in the same process;
 //! prints operations per second for both and the ratio.
 //!
-//! Each thread, seeded: watch a new operation under a random key
-//! (`try_complete_else_watch`, which also adds it to the timer), and once
-//! 64 are pending make the oldest ready and `check_and_complete` its key
-//! (which completes it and takes it out of the timer). The clock is a mock
+//! Each thread, seeded: watch a new operation under 3 random keys (a
+//! produce to 3 partitions; `try_complete_else_watch`, which also adds it
+//! to the timer), and once 64 are pending make the oldest ready and
+//! `check_and_complete` each of its keys (the first completes it and takes
+//! it out of the timer, the others drop it from their lists). The clock is a mock
 //! that does not move, so nothing expires: only watching and completing
 //! are measured. Also measured with the timer disabled (the watcher locks
 //! alone).
@@ -30,6 +31,8 @@ const THREADS: usize = 2;
 const KEYS: u64 = 10_000;
 const OPS_PER_THREAD: usize = 100_000;
 const PENDING: usize = 64;
+/// Keys per operation (a produce to 3 partitions watches 3 keys).
+const KEYS_PER_OP: usize = 3;
 
 struct BenchOp {
     ready: AtomicBool,
@@ -49,22 +52,31 @@ impl DelayedOperation for BenchOp {
 /// One run: both threads' operations, timed from the barrier to the last
 /// join. Checks that every operation completed.
 fn run(config: PurgatoryConfig) -> Duration {
+    run_threads(config, THREADS)
+}
+
+/// [`run`] with `threads` threads.
+fn run_threads(config: PurgatoryConfig, threads: usize) -> Duration {
     let time = MockTime::new(0);
     let purgatory: Arc<Purgatory<u64, BenchOp>> =
         Arc::new(Purgatory::new("bench", Timer::new(Arc::new(time)), config));
-    let barrier = Arc::new(Barrier::new(THREADS + 1));
-    let threads: Vec<_> = (0..THREADS)
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let handles: Vec<_> = (0..threads)
         .map(|t| {
             let (purgatory, barrier) = (purgatory.clone(), barrier.clone());
             std::thread::spawn(move || {
                 let mut rng = StdRng::seed_from_u64(6431 + t as u64);
-                let keys: Vec<u64> = (0..OPS_PER_THREAD)
-                    .map(|_| rng.random_range(0..KEYS))
+                let keys: Vec<Vec<u64>> = (0..OPS_PER_THREAD)
+                    .map(|_| {
+                        (0..KEYS_PER_OP)
+                            .map(|_| rng.random_range(0..KEYS))
+                            .collect()
+                    })
                     .collect();
                 let mut pending = VecDeque::with_capacity(PENDING + 1);
                 let mut completed = 0;
                 barrier.wait();
-                for key in keys {
+                for op_keys in keys {
                     let op = Delayed::new(
                         BenchOp {
                             ready: AtomicBool::new(false),
@@ -73,20 +85,24 @@ fn run(config: PurgatoryConfig) -> Duration {
                         30_000,
                     );
                     let done = purgatory
-                        .try_complete_else_watch(&op, &[key])
+                        .try_complete_else_watch(&op, &op_keys)
                         .expect("keys");
                     assert!(!done);
-                    pending.push_back((op, key));
+                    pending.push_back((op, op_keys));
                     if pending.len() > PENDING {
-                        if let Some((op, key)) = pending.pop_front() {
+                        if let Some((op, op_keys)) = pending.pop_front() {
                             op.operation().ready.store(true, Ordering::Release);
-                            completed += purgatory.check_and_complete(&key);
+                            for key in &op_keys {
+                                completed += purgatory.check_and_complete(key);
+                            }
                         }
                     }
                 }
-                for (op, key) in pending.drain(..) {
+                for (op, op_keys) in pending.drain(..) {
                     op.operation().ready.store(true, Ordering::Release);
-                    completed += purgatory.check_and_complete(&key);
+                    for key in &op_keys {
+                        completed += purgatory.check_and_complete(key);
+                    }
                 }
                 completed
             })
@@ -94,10 +110,10 @@ fn run(config: PurgatoryConfig) -> Duration {
         .collect();
     barrier.wait();
     let start = Instant::now();
-    let completed: usize = threads.into_iter().map(|t| t.join().expect("thread")).sum();
+    let completed: usize = handles.into_iter().map(|t| t.join().expect("thread")).sum();
     let elapsed = start.elapsed();
-    assert_eq!(completed, THREADS * OPS_PER_THREAD);
-    assert_eq!(purgatory.num_delayed(), 0);
+    assert_eq!(completed, threads * OPS_PER_THREAD);
+    assert_eq!((purgatory.watched(), purgatory.num_delayed()), (0, 0));
     black_box(&purgatory);
     elapsed
 }
@@ -140,4 +156,16 @@ fn main() {
             global.as_secs_f64() / sharded.as_secs_f64()
         );
     }
+    // How much parallelism the machine gave: the same per-thread work on 1
+    // thread against 2 (2.0 = two free cores; near 1.0 = no contention is
+    // possible, the threads take turns).
+    let one = (0..5)
+        .map(|_| run_threads(PurgatoryConfig::sharded(), 1))
+        .min()
+        .unwrap_or_default();
+    let two = best_of(5, PurgatoryConfig::sharded());
+    println!(
+        "parallel scaling, sharded, 2 threads against 1: {:.2}x the throughput",
+        2.0 * one.as_secs_f64() / two.as_secs_f64()
+    );
 }
