@@ -43,8 +43,10 @@ pub mod error;
 pub mod inspect;
 pub mod log;
 pub mod partitioner;
+pub mod purgatory;
 pub mod record;
 pub mod replication;
+pub mod timer;
 mod topic_partition;
 
 pub use cleaner::{CleaningResult, TombstoneRetention};
