@@ -312,7 +312,7 @@ fn nothing_already_produced_is_lost_when_a_later_record_fails() {
         .try_pipe_record(TestRecord::key_value("k2", "boom").at(1))
         .expect_err("the processor fails");
     assert!(
-        matches!(&err, StreamsError::Processing { node, .. } if node == "boom"),
+        matches!(&err, StreamsError::Processing { node: Some(node), .. } if node == "boom"),
         "{err:?}"
     );
     assert_eq!(err.to_string(), "processor `boom` failed: boom");
@@ -425,9 +425,13 @@ fn duplicate_names_in_the_dsl_fail_the_build() {
         "{err:?}"
     );
     let again = builder.build().expect_err("the builder keeps failing");
+    assert!(
+        matches!(&again, StreamsError::BuilderFailedEarlier { .. }),
+        "{again:?}"
+    );
     assert_eq!(
         again.to_string(),
-        "invalid argument: this builder failed earlier: invalid topology: node name `twice` is already used by another node; node names must be unique"
+        "this builder failed earlier: invalid topology: node name `twice` is already used by another node; node names must be unique; fix that error and start a new StreamsBuilder"
     );
 }
 

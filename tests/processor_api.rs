@@ -1058,7 +1058,7 @@ fn close_reports_the_first_failure_and_still_closes_everything() -> Result<()> {
     let driver = TopologyTestDriver::new(lifecycle_topology(&log, &["p2", "p3"])?)?;
     let err = driver.close().expect_err("p2 and p3 fail to close");
     assert!(
-        matches!(&err, StreamsError::Processing { node, .. } if node == "p2"),
+        matches!(&err, StreamsError::Processing { node: Some(node), .. } if node == "p2"),
         "{err:?}"
     );
     assert_eq!(err.to_string(), "processor `p2` failed: p2 cannot close");

@@ -330,7 +330,7 @@ mod tests {
         let restored = store
             .as_any_mut()
             .downcast_mut::<TimestampedKeyValueStore<String, String>>()
-            .ok_or_else(|| streams_core::StreamsError::InvalidArgument("not timestamped".into()))?;
+            .expect("a timestamped key-value store builder builds one");
         restored.restore(&records)?;
         let restored: Vec<_> = restored
             .all()

@@ -17,6 +17,7 @@
 //! ```
 
 use std::fmt;
+use std::time::Duration;
 
 /// Which half of a record a serde was working on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -280,14 +281,179 @@ pub enum StreamsError {
         /// The timestamp given.
         timestamp: i64,
     },
-    /// An argument was not valid.
-    #[error("invalid argument: {0}")]
-    InvalidArgument(String),
-    /// A processor failed while processing a record or punctuating.
-    #[error("processor `{node}` failed: {source}")]
-    Processing {
-        /// The processor.
+    /// A duration does not fit in an `i64` of milliseconds (Kafka's
+    /// `validateMillisecondDuration`).
+    #[error("{what} {duration:?} is too large; it must fit in an i64 of milliseconds")]
+    DurationTooLarge {
+        /// What the duration is for (`window size`, `punctuation interval`, ..).
+        what: &'static str,
+        /// The duration given.
+        duration: Duration,
+    },
+    /// Time windows of a size of zero or less.
+    #[error("window size must be larger than zero, but was {size_ms} ms; give a positive size")]
+    WindowSizeNotPositive {
+        /// The size given.
+        size_ms: i64,
+    },
+    /// Hopping windows whose advance is zero or larger than their size.
+    #[error(
+        "window advance must be more than zero and no more than the window size of {size_ms} ms, \
+         but was {advance_ms} ms; give an advance in (0, {size_ms}]"
+    )]
+    WindowAdvanceOutOfRange {
+        /// The window size.
+        size_ms: i64,
+        /// The advance given.
+        advance_ms: i64,
+    },
+    /// Session windows with an inactivity gap of zero or less.
+    #[error(
+        "session inactivity gap must be larger than zero, but was {gap_ms} ms; give a positive gap"
+    )]
+    InactivityGapNotPositive {
+        /// The gap given.
+        gap_ms: i64,
+    },
+    /// Join windows whose bounds and grace add up past an `i64` of milliseconds.
+    #[error(
+        "join windows before={before_ms} ms, after={after_ms} ms and grace={grace_ms} ms \
+         add up to more than an i64 of milliseconds; use smaller durations"
+    )]
+    JoinWindowsOverflow {
+        /// Milliseconds before.
+        before_ms: i64,
+        /// Milliseconds after.
+        after_ms: i64,
+        /// The grace period.
+        grace_ms: i64,
+    },
+    /// A window or session store retains its records for less time than
+    /// its windows need.
+    #[error(
+        "the retention period of the {kind} `{store}` must be no smaller than {minimum}; \
+         got retention={retention_ms} ms against a minimum of {minimum_ms} ms; give a longer retention"
+    )]
+    RetentionTooShort {
+        /// The store.
+        store: String,
+        /// Its kind (a window or a session store).
+        kind: StoreKind,
+        /// The retention given.
+        retention_ms: i64,
+        /// The smallest retention allowed.
+        minimum_ms: i64,
+        /// What the minimum is, in words (`its window size plus the grace period`).
+        minimum: &'static str,
+    },
+    /// A configuration value that cannot be read.
+    #[error(
+        "config `{config}` must be {expected}, but was {value:?}; fix its value in the StreamsConfig"
+    )]
+    InvalidConfig {
+        /// The config key.
+        config: &'static str,
+        /// The value set.
+        value: String,
+        /// What it must be, in words.
+        expected: &'static str,
+    },
+    /// `suppress(until_window_closes(..))` on a table that no windowed
+    /// aggregation feeds (Kafka's `GraphGraceSearchUtil`).
+    #[error(
+        "suppression at node `{node}` waits for windows to close, but window close time is only defined \
+         for windowed computations; got [{chain}]; suppress a windowed aggregation's table or use `until_time_limit`"
+    )]
+    NotWindowed {
+        /// The node the suppression follows.
         node: String,
+        /// The chain of nodes searched for a windowed aggregation, `a->b`.
+        chain: String,
+    },
+    /// `StreamsBuilder::build` was called again after it had failed.
+    #[error("this builder failed earlier: {first}; fix that error and start a new StreamsBuilder")]
+    BuilderFailedEarlier {
+        /// The first failure's message.
+        first: String,
+    },
+    /// A serialized record was handed to a node that is not a source.
+    #[error(
+        "node `{node}` is not a source and cannot read serialized records; pipe records to a source topic"
+    )]
+    NotASource {
+        /// The node.
+        node: String,
+    },
+    /// A record was forwarded to a global source, which only reads its topic.
+    #[error(
+        "global source `{node}` reads its topic only; it has no parent, so do not forward records to it"
+    )]
+    GlobalSourceForwardedTo {
+        /// The global source.
+        node: String,
+    },
+    /// A node received a record of other types than it reads.
+    #[error(
+        "node `{node}` expected a record of type ({expected}) but received another type; connect nodes whose types agree"
+    )]
+    RecordTypeMismatch {
+        /// The node.
+        node: String,
+        /// What it reads, as `key, value` type names.
+        expected: String,
+    },
+    /// A store handle was asked for while another handle to it is held.
+    #[error("store `{store}` is already borrowed; drop the previous handle to it first")]
+    StoreAlreadyBorrowed {
+        /// The store.
+        store: String,
+    },
+    /// A sink's topic name extractor returned an empty name.
+    #[error(
+        "the topic name extractor of sink `{node}` returned an empty topic name; return the name of a topic"
+    )]
+    EmptyExtractedTopic {
+        /// The sink.
+        node: String,
+    },
+    /// A global store was built with its changelog enabled.
+    #[error(
+        "global store `{store}` must have logging disabled: its topic `{topic}` is its changelog; \
+         build it with `with_logging_disabled()`"
+    )]
+    GlobalStoreLogging {
+        /// The store.
+        store: String,
+        /// The topic it is restored from.
+        topic: String,
+    },
+    /// A changelog record that the store it restores cannot have written.
+    #[error(
+        "changelog record at {topic} offset {offset} {reason}; store `{store}` cannot restore from it, \
+         check that the topic is this store's changelog"
+    )]
+    InvalidChangelogRecord {
+        /// The store being restored.
+        store: String,
+        /// The changelog topic.
+        topic: String,
+        /// The record's offset.
+        offset: i64,
+        /// What is wrong with it (`has no key`, ..).
+        reason: &'static str,
+    },
+    /// The test driver was called while it was already running (from a
+    /// processor, for example).
+    #[error(
+        "the test driver is already in use (re-entered from a processor?); do not call the driver from inside a topology"
+    )]
+    DriverInUse,
+    /// A processor failed while processing a record or punctuating.
+    #[error("{} failed: {source}", processor_name(node))]
+    Processing {
+        /// The processor, once the engine has named it; `None` while the
+        /// error is on its way out of the processor's own code.
+        node: Option<String>,
         /// What went wrong.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
@@ -323,7 +489,7 @@ pub enum StreamsError {
     },
     /// A processor used a store it is not connected to.
     #[error(
-        "processor `{node}` has no access to store `{store}`: the store is not connected to it;          connect it with `add_state_store(.., &[\"{node}\"])` or `connect_processor_and_state_stores`"
+        "processor `{node}` has no access to store `{store}`: the store is not connected to it; connect it with `add_state_store(.., &[\"{node}\"])` or `connect_processor_and_state_stores`"
     )]
     StoreNotConnected {
         /// The processor.
@@ -346,6 +512,13 @@ pub enum StreamsError {
     },
 }
 
+fn processor_name(node: &Option<String>) -> String {
+    match node {
+        Some(n) => format!("processor `{n}`"),
+        None => "a processor".to_owned(),
+    }
+}
+
 fn node_suffix(node: &Option<String>) -> String {
     match node {
         Some(n) => format!(" in node `{n}`"),
@@ -358,7 +531,7 @@ impl StreamsError {
     /// with a message of its own; the engine adds the processor's name.
     pub fn processing(message: impl Into<String>) -> Self {
         StreamsError::Processing {
-            node: String::new(),
+            node: None,
             source: message.into().into(),
         }
     }

@@ -20,7 +20,7 @@ use streams_core::serde::{BytesSerde, I32Serde, StringSerde};
 use streams_core::state::{Stores, TimestampedKeyValueStore, ValueAndTimestamp};
 use streams_core::{
     Change, Consumed, Joined, KStream, KTable, Materialized, RawRecord, Record, StreamsBuilder,
-    StreamsConfig, Topology,
+    StreamsConfig, StreamsError, Topology, TopologyError,
 };
 use streams_test::{KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver};
 
@@ -1657,7 +1657,12 @@ fn add_global_store_in_the_processor_api() -> TestResult {
         .add_sink::<S, S>("to-names", "names", &["renames"])?;
     // A global topic cannot be read by a stream source too.
     let mut copy = topology.clone();
-    assert!(copy.add_source::<S, S>("again", "names").is_err());
+    assert!(matches!(
+        copy.add_source::<S, S>("again", "names"),
+        Err(StreamsError::Topology(
+            TopologyError::TopicAlreadyRead { .. }
+        ))
+    ));
     let driver = TopologyTestDriver::new(topology)?;
     let names = driver.create_input_topic::<S, S>("names", StringSerde, StringSerde);
     let ids = driver.create_input_topic::<S, S>("ids", StringSerde, StringSerde);
@@ -1694,9 +1699,8 @@ fn add_global_store_refuses_a_logged_store_and_taken_names() -> TestResult {
         update,
     );
     assert!(
-        logged
-            .err()
-            .is_some_and(|e| e.to_string().contains("must have logging disabled"))
+        matches!(&logged, Err(StreamsError::GlobalStoreLogging { store, topic }) if store == "s" && topic == "t"),
+        "{logged:?}"
     );
     topology.add_global_store(
         Stores::key_value_store_builder("s", StringSerde, StringSerde).with_logging_disabled(),
@@ -1712,9 +1716,21 @@ fn add_global_store_refuses_a_logged_store_and_taken_names() -> TestResult {
         "proc2",
         update,
     );
-    assert!(same_topic.is_err());
+    assert!(
+        matches!(
+            &same_topic,
+            Err(StreamsError::Topology(TopologyError::TopicAlreadyRead { topic, .. })) if topic == "t"
+        ),
+        "{same_topic:?}"
+    );
     let same_name = topology.add_source::<S, S>("proc", "other");
-    assert!(same_name.is_err());
+    assert!(
+        matches!(
+            &same_name,
+            Err(StreamsError::Topology(TopologyError::DuplicateName { name })) if name == "proc"
+        ),
+        "{same_name:?}"
+    );
     // A global-only topology is valid.
     assert!(topology.validate().is_ok());
     Ok(())

@@ -485,11 +485,21 @@ fn a_too_short_retention_is_an_error() -> TestResult {
         .to("out");
     let err = builder
         .build()
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+        .expect_err("12 ms retain less than 10 + 5 ms");
     assert!(
-        err.contains("must be no smaller than its window size plus the grace period"),
+        matches!(
+            &err,
+            StreamsError::RetentionTooShort {
+                retention_ms: 12,
+                minimum_ms: 15,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("must be no smaller than its window size plus the grace period"),
         "{err}"
     );
     Ok(())
@@ -1532,11 +1542,11 @@ fn until_window_closes_needs_a_windowed_aggregation() -> TestResult {
         .suppress(Suppressed::until_window_closes(BufferConfig::unbounded()));
     let err = builder
         .build()
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+        .expect_err("no windowed aggregation upstream");
+    assert!(matches!(&err, StreamsError::NotWindowed { .. }), "{err:?}");
     assert!(
-        err.contains("window close time is only defined for windowed computations"),
+        err.to_string()
+            .contains("window close time is only defined for windowed computations"),
         "{err}"
     );
     Ok(())

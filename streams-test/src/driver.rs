@@ -613,9 +613,11 @@ impl DriverState {
     }
 
     pub(crate) fn advance_wall_clock(&mut self, advance: Duration) -> Result<()> {
-        let millis = i64::try_from(advance.as_millis()).map_err(|_| {
-            StreamsError::InvalidArgument(format!("wall-clock advance {advance:?} is too large"))
-        })?;
+        let millis =
+            i64::try_from(advance.as_millis()).map_err(|_| StreamsError::DurationTooLarge {
+                what: "wall-clock advance",
+                duration: advance,
+            })?;
         self.wall_clock = self.wall_clock.saturating_add(millis);
         let result = self
             .task
@@ -787,11 +789,10 @@ impl TopologyTestDriver {
     }
 
     pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut DriverState) -> Result<T>) -> Result<T> {
-        let mut guard = self.state.try_borrow_mut().map_err(|_| {
-            StreamsError::InvalidArgument(
-                "the driver is already in use (re-entered from a processor?)".into(),
-            )
-        })?;
+        let mut guard = self
+            .state
+            .try_borrow_mut()
+            .map_err(|_| StreamsError::DriverInUse)?;
         match guard.as_mut() {
             Some(state) => f(state),
             None => Err(StreamsError::Closed("test driver")),

@@ -325,9 +325,9 @@ impl StreamsBuilder {
         let mut inner = self.inner.borrow_mut();
         if let Some(e) = inner.error.take() {
             // Keep failing on later calls, with the same text.
-            inner.error = Some(StreamsError::InvalidArgument(format!(
-                "this builder failed earlier: {e}"
-            )));
+            inner.error = Some(StreamsError::BuilderFailedEarlier {
+                first: e.to_string(),
+            });
             return Err(e);
         }
         inner.topology.validate()?;

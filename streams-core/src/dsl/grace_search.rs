@@ -20,12 +20,18 @@ fn grace_of(topology: &Topology, node: usize) -> Option<i64> {
 /// aggregation upstream of it (the largest, over several parents), Kafka's
 /// `findAndVerifyWindowGrace`.
 pub(crate) fn find_window_grace(topology: &Topology, node: &str) -> Result<i64> {
-    fn search(topology: &Topology, node: usize, chain: &str, depth: usize) -> Result<i64> {
+    fn search(
+        topology: &Topology,
+        at: &str,
+        node: usize,
+        chain: &str,
+        depth: usize,
+    ) -> Result<i64> {
         if let Some(grace) = grace_of(topology, node) {
             return Ok(grace);
         }
         let Some(def) = topology.nodes().get(node) else {
-            return Err(not_windowed(chain));
+            return Err(not_windowed(at, chain));
         };
         let chain = if chain.is_empty() {
             def.name.clone()
@@ -33,11 +39,11 @@ pub(crate) fn find_window_grace(topology: &Topology, node: &str) -> Result<i64> 
             format!("{}->{chain}", def.name)
         };
         if def.parents.is_empty() || depth > topology.nodes().len() {
-            return Err(not_windowed(&chain));
+            return Err(not_windowed(at, &chain));
         }
         let mut inherited = -1;
         for &parent in &def.parents {
-            inherited = inherited.max(search(topology, parent, &chain, depth + 1)?);
+            inherited = inherited.max(search(topology, at, parent, &chain, depth + 1)?);
         }
         Ok(inherited)
     }
@@ -45,12 +51,13 @@ pub(crate) fn find_window_grace(topology: &Topology, node: &str) -> Result<i64> 
         .nodes()
         .iter()
         .position(|n| n.name == node)
-        .ok_or_else(|| not_windowed(node))?;
-    search(topology, index, "", 0)
+        .ok_or_else(|| not_windowed(node, node))?;
+    search(topology, node, index, "", 0)
 }
 
-fn not_windowed(chain: &str) -> StreamsError {
-    StreamsError::InvalidArgument(format!(
-        "window close time is only defined for windowed computations; got [{chain}]"
-    ))
+fn not_windowed(node: &str, chain: &str) -> StreamsError {
+    StreamsError::NotWindowed {
+        node: node.to_owned(),
+        chain: chain.to_owned(),
+    }
 }

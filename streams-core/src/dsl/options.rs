@@ -332,8 +332,11 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     ///     .group_by_key()
     ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?)
     ///     .count_with(Materialized::as_("counts").with_retention(Duration::from_secs(30)));
-    /// let err = builder.build().unwrap_err().to_string();
-    /// assert!(err.contains("must be no smaller than its window size"), "{err}");
+    /// let err = builder.build().unwrap_err();
+    /// assert!(matches!(
+    ///     err,
+    ///     streams_core::StreamsError::RetentionTooShort { retention_ms: 30_000, minimum_ms: 60_000, .. }
+    /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_retention(mut self, retention: Duration) -> Self {

@@ -12,6 +12,7 @@ use super::windowed_stream::{
 };
 use crate::dsl::window_processors::{AggFns, MergeFn, SessionWindowAggregate};
 use crate::dsl::{KGroupedStream, KTable, Materialized, SessionWindows, Windowed, WindowedSerde};
+use crate::error::StoreKind;
 use crate::serde::I64Serde;
 
 /// A grouped stream windowed by [`SessionWindows`], ready to aggregate,
@@ -74,14 +75,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
         let w = self.windows;
         let minimum = w.inactivity_gap_ms().saturating_add(w.grace_ms());
         let given = materialized.retention.or(self.retention);
-        let (retention_ms, invalid) = retention_ms(given, minimum, |r| {
-            format!(
-                "the retention period of the session store {store} must be no smaller than the session \
-                 inactivity gap plus the grace period; got gap=[{}], grace=[{}], retention=[{r}]",
-                w.inactivity_gap_ms(),
-                w.grace_ms()
-            )
-        });
+        let (retention_ms, invalid) = retention_ms(
+            given,
+            (minimum, "the session inactivity gap plus the grace period"),
+            &store,
+            StoreKind::Session,
+        );
         let plan = Plan {
             prefix,
             store: store.clone(),

@@ -136,10 +136,11 @@ impl JoinWindows {
             .and_then(|size| size.checked_add(grace_ms))
             .is_none()
         {
-            return Err(StreamsError::InvalidArgument(format!(
-                "join windows before={before_ms} ms, after={after_ms} ms and grace={grace_ms} ms \
-                 add up to more than an i64 of milliseconds; use smaller durations"
-            )));
+            return Err(StreamsError::JoinWindowsOverflow {
+                before_ms,
+                after_ms,
+                grace_ms,
+            });
         }
         Ok(JoinWindows {
             before_ms,

@@ -361,10 +361,10 @@ where
             .get(OUTER_JOIN_EMIT_INTERVAL_CONFIG);
         self.emit_interval_ms = match configured {
             None => DEFAULT_EMIT_INTERVAL_MS,
-            Some(v) => v.trim().parse().map_err(|_| {
-                StreamsError::InvalidArgument(format!(
-                    "config {OUTER_JOIN_EMIT_INTERVAL_CONFIG} must be a number of milliseconds, got {v:?}"
-                ))
+            Some(v) => v.trim().parse().map_err(|_| StreamsError::InvalidConfig {
+                config: OUTER_JOIN_EMIT_INTERVAL_CONFIG,
+                value: v.clone(),
+                expected: "a number of milliseconds",
             })?,
         };
         Ok(())

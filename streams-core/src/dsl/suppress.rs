@@ -214,7 +214,9 @@ pub struct Suppressed<K> {
     buffer: BufferConfig,
     /// The buffer time of an update: the window end, or the record time.
     time: Rc<dyn Fn(&K, i64) -> i64>,
-    invalid: Option<String>,
+    /// A time limit too large for an `i64` of milliseconds, reported when
+    /// the topology is built.
+    invalid: Option<Duration>,
 }
 
 impl<K> fmt::Debug for Suppressed<K> {
@@ -234,7 +236,7 @@ impl<K> Clone for Suppressed<K> {
             until: self.until,
             buffer: self.buffer,
             time: self.time.clone(),
-            invalid: self.invalid.clone(),
+            invalid: self.invalid,
         }
     }
 }
@@ -290,7 +292,7 @@ impl<K: 'static> Suppressed<K> {
     pub fn until_time_limit(time_limit: Duration, buffer: impl Into<BufferConfig>) -> Self {
         let (ms, invalid) = match millis(time_limit, "suppression time limit") {
             Ok(ms) => (ms, None),
-            Err(e) => (i64::MAX, Some(e.to_string())),
+            Err(_) => (i64::MAX, Some(time_limit)),
         };
         Suppressed {
             name: None,
@@ -476,7 +478,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         let sname = store.clone();
         self.builder.with_topology(|t| {
             if let Some(e) = invalid {
-                return Err(StreamsError::InvalidArgument(e));
+                return Err(StreamsError::DurationTooLarge {
+                    what: "suppression time limit",
+                    duration: e,
+                });
             }
             let (wait_ms, safe_to_drop_tombstones) = match until {
                 Until::WindowCloses => (find_window_grace(t, &parent)?, true),

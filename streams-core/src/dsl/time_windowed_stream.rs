@@ -12,6 +12,7 @@ use super::windowed_stream::{
 };
 use crate::dsl::window_processors::{AggFns, SlidingWindowAggregate, TimeWindowAggregate};
 use crate::dsl::{KGroupedStream, KTable, Materialized, Windowed, WindowedSerde};
+use crate::error::StoreKind;
 use crate::serde::I64Serde;
 use crate::state::WindowParams;
 
@@ -100,12 +101,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
             ),
         };
         let given = materialized.retention.or(self.retention);
-        let (retention_ms, invalid) = retention_ms(given, minimum, |r| {
-            format!(
-                "the retention period of the window store {store} must be no smaller than {what}; \
-                 got size=[{size_ms}], grace=[{grace_ms}], retention=[{r}]"
-            )
-        });
+        let (retention_ms, invalid) =
+            retention_ms(given, (minimum, what), &store, StoreKind::Window);
         Plan {
             prefix,
             store,

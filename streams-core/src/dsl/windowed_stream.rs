@@ -78,7 +78,7 @@ use crate::dsl::{
     KGroupedStream, KTable, Materialized, SessionWindows, SlidingWindows, TimeWindows, Windowed,
     WindowedSerde,
 };
-use crate::error::StreamsError;
+use crate::error::{StoreKind, StreamsError};
 use crate::processor::Processor;
 use crate::record::Change;
 use crate::serde::{SerdeRef, builtin_serde};
@@ -200,16 +200,27 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
 /// `Materialized`, else with `with_retention` on the windowed stream),
 /// which must be no smaller than `minimum`, else `minimum`; with the error
 /// to report when the topology is built if the given one is too short
-/// (`too_short` words it) or does not fit in an `i64` of milliseconds.
+/// (the minimum is `minimum`, in words `what`) or does not fit in an `i64`
+/// of milliseconds.
 pub(super) fn retention_ms(
     given: Option<Duration>,
-    minimum: i64,
-    too_short: impl FnOnce(i64) -> String,
+    (minimum, what): (i64, &'static str),
+    store: &str,
+    kind: StoreKind,
 ) -> (i64, Option<StreamsError>) {
     match given.map(|r| millis(r, "retention period")).transpose() {
         Err(e) => (minimum, Some(e)),
         Ok(None) => (minimum, None),
-        Ok(Some(r)) if r < minimum => (r, Some(StreamsError::InvalidArgument(too_short(r)))),
+        Ok(Some(r)) if r < minimum => (
+            r,
+            Some(StreamsError::RetentionTooShort {
+                store: store.to_owned(),
+                kind,
+                retention_ms: r,
+                minimum_ms: minimum,
+                minimum: what,
+            }),
+        ),
         Ok(Some(r)) => (r, None),
     }
 }

@@ -277,8 +277,9 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
             }
             .into());
         }
-        let millis = i64::try_from(millis).map_err(|_| {
-            StreamsError::InvalidArgument(format!("punctuation interval {interval:?} is too long"))
+        let millis = i64::try_from(millis).map_err(|_| StreamsError::DurationTooLarge {
+            what: "punctuation interval",
+            duration: interval,
         })?;
         Ok(self.task.schedule(self.node, millis, kind))
     }

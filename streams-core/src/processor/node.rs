@@ -27,10 +27,9 @@ pub(crate) trait ErasedNode {
         record: RawRecord,
     ) -> Result<()> {
         let _ = (metadata, record);
-        Err(StreamsError::InvalidArgument(format!(
-            "node `{}` is not a source and cannot read serialized records",
-            task.node_name(me)
-        )))
+        Err(StreamsError::NotASource {
+            node: task.node_name(me).to_owned(),
+        })
     }
     fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
         let _ = (task, me, now, p);
@@ -49,21 +48,21 @@ pub(crate) fn take_record<K: 'static, V: 'static>(
     record
         .downcast_mut::<Option<Record<K, V>>>()
         .and_then(Option::take)
-        .ok_or_else(|| {
-            StreamsError::InvalidArgument(format!(
-                "node `{}` expected a record of type ({}, {}) but received another type",
-                task.node_name(me),
+        .ok_or_else(|| StreamsError::RecordTypeMismatch {
+            node: task.node_name(me).to_owned(),
+            expected: format!(
+                "{}, {}",
                 std::any::type_name::<K>(),
                 std::any::type_name::<V>()
-            ))
+            ),
         })
 }
 
 /// Names the processor in errors that came from its own code.
 fn in_node(task: &TaskState, me: usize, err: StreamsError) -> StreamsError {
     match err {
-        StreamsError::Processing { node, source } if node.is_empty() => StreamsError::Processing {
-            node: task.node_name(me).to_owned(),
+        StreamsError::Processing { node: None, source } => StreamsError::Processing {
+            node: Some(task.node_name(me).to_owned()),
             source,
         },
         other => other,
@@ -119,12 +118,10 @@ where
 
     fn close(&mut self) -> Result<()> {
         self.processor.close().map_err(|e| match e {
-            StreamsError::Processing { node, source } if node.is_empty() => {
-                StreamsError::Processing {
-                    node: self.name.clone(),
-                    source,
-                }
-            }
+            StreamsError::Processing { node: None, source } => StreamsError::Processing {
+                node: Some(self.name.clone()),
+                source,
+            },
             other => other,
         })
     }

@@ -203,9 +203,9 @@ impl TaskState {
             });
         }
         let guard = self.stores[index].try_borrow_mut().map_err(|_| {
-            StreamsError::InvalidArgument(format!(
-                "store `{name}` is already borrowed; drop the previous handle to it first"
-            ))
+            StreamsError::StoreAlreadyBorrowed {
+                store: name.to_owned(),
+            }
         })?;
         RefMut::filter_map(guard, |s| s.as_any_mut().downcast_mut::<S>()).map_err(|guard| {
             StreamsError::WrongStoreType {

@@ -309,9 +309,12 @@ impl<K: Ord + Clone + 'static, S, V: 'static> KvCore<K, S, V> {
         for (offset, record) in records.into_iter().enumerate() {
             let offset = offset as i64;
             let Some(key) = &record.key else {
-                return Err(StreamsError::InvalidArgument(format!(
-                    "changelog record at {topic} offset {offset} has no key; a changelog record always has one"
-                )));
+                return Err(StreamsError::InvalidChangelogRecord {
+                    store: self.name.clone(),
+                    topic,
+                    offset,
+                    reason: "has no key",
+                });
             };
             let key = self.changelog.decode_key(&topic, offset, key)?;
             match &record.value {

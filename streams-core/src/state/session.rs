@@ -328,10 +328,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         for (offset, record) in records.into_iter().enumerate() {
             let offset = offset as i64;
             let Some(key) = &record.key else {
-                return Err(bad_changelog_key(&topic, offset, "has no key"));
+                return Err(bad_changelog_key(&self.name, &topic, offset, "has no key"));
             };
             let Some(key_len) = key.len().checked_sub(2 * TIMESTAMP_SIZE) else {
                 return Err(bad_changelog_key(
+                    &self.name,
                     &topic,
                     offset,
                     "has a key too short for a session store (key, 8-byte end, 8-byte start)",
@@ -629,7 +630,10 @@ mod tests {
     fn restore_rejects_short_keys() {
         let mut s = store(100);
         let short = RawRecord::new(Some(vec![0; 15]), Some(vec![0; 8]), 0);
-        assert!(s.restore([&short]).is_err());
+        assert!(matches!(
+            s.restore([&short]),
+            Err(crate::StreamsError::InvalidChangelogRecord { offset: 0, .. })
+        ));
     }
 
     proptest! {

@@ -433,6 +433,7 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
         for (offset, record) in records.into_iter().enumerate() {
             let Some(key) = &record.key else {
                 return Err(super::window::bad_changelog_key(
+                    &self.name,
                     &topic,
                     offset as i64,
                     "has no key",
@@ -448,6 +449,7 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
             };
             let (value, time) = BufferValue::deserialize(bytes).ok_or_else(|| {
                 super::window::bad_changelog_key(
+                    &self.name,
                     &topic,
                     offset as i64,
                     "is not a version 3 suppression buffer record",
@@ -719,6 +721,13 @@ mod tests {
     fn restore_rejects_garbage() {
         let (mut b, _) = buffer();
         let bad = RawRecord::new(Some(b"k".to_vec()), Some(vec![1, 2, 3]), 0);
-        assert!(b.restore([&bad]).is_err());
+        assert!(matches!(
+            b.restore([&bad]),
+            Err(crate::StreamsError::InvalidChangelogRecord {
+                offset: 0,
+                reason: "is not a version 3 suppression buffer record",
+                ..
+            })
+        ));
     }
 }

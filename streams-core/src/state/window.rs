@@ -131,10 +131,18 @@ pub(crate) fn time_bounds(range: impl RangeBounds<i64>) -> Option<(i64, i64)> {
 
 /// An error for a changelog record that cannot be a window or session
 /// store record.
-pub(crate) fn bad_changelog_key(topic: &str, offset: i64, what: &str) -> StreamsError {
-    StreamsError::InvalidArgument(format!(
-        "changelog record at {topic} offset {offset} {what}"
-    ))
+pub(crate) fn bad_changelog_key(
+    store: &str,
+    topic: &str,
+    offset: i64,
+    reason: &'static str,
+) -> StreamsError {
+    StreamsError::InvalidChangelogRecord {
+        store: store.to_owned(),
+        topic: topic.to_owned(),
+        offset,
+        reason,
+    }
 }
 
 /// The shared body of both window stores: `S` is what the store holds, `V`
@@ -280,10 +288,11 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
         for (offset, record) in records.into_iter().enumerate() {
             let offset = offset as i64;
             let Some(key) = &record.key else {
-                return Err(bad_changelog_key(&topic, offset, "has no key"));
+                return Err(bad_changelog_key(&self.name, &topic, offset, "has no key"));
             };
             let Some(key_len) = key.len().checked_sub(TIMESTAMP_SIZE + SEQNUM_SIZE) else {
                 return Err(bad_changelog_key(
+                    &self.name,
                     &topic,
                     offset,
                     "has a key too short for a window store (key, 8-byte window start, 4-byte sequence number)",
@@ -619,10 +628,13 @@ pub(crate) fn window_params(
     let retention_ms = crate::time::millis(retention, "retention period")?;
     let window_size_ms = crate::time::millis(window_size, "window size")?;
     if window_size_ms > retention_ms {
-        return Err(StreamsError::InvalidArgument(format!(
-            "the retention period of the window store {name} must be no smaller than its window size; \
-             got size=[{window_size_ms}], retention=[{retention_ms}]"
-        )));
+        return Err(StreamsError::RetentionTooShort {
+            store: name.to_owned(),
+            kind: StoreKind::Window,
+            retention_ms,
+            minimum_ms: window_size_ms,
+            minimum: "its window size",
+        });
     }
     Ok(WindowParams {
         retention_ms,
@@ -956,7 +968,11 @@ mod tests {
         let err = s.restore([&short]).err().map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("w-changelog offset 0")));
         let keyless = RawRecord::new(None, Some(vec![0; 8]), 0);
-        assert!(s.restore([&keyless]).is_err());
+        assert!(matches!(
+            s.restore([&keyless]),
+            Err(StreamsError::InvalidChangelogRecord { store, topic, offset: 0, reason: "has no key" })
+                if store == "w" && topic == "w-changelog"
+        ));
     }
 
     #[test]
@@ -969,8 +985,16 @@ mod tests {
             StringSerde,
             I64Serde,
         );
-        let err = b.build(&crate::StreamsConfig::default()).err();
-        assert!(err.is_some_and(|e| e.to_string().contains("no smaller than its window size")));
+        assert!(matches!(
+            b.build(&crate::StreamsConfig::default()),
+            Err(StreamsError::RetentionTooShort {
+                kind: StoreKind::Window,
+                retention_ms: 5,
+                minimum_ms: 10,
+                minimum: "its window size",
+                ..
+            })
+        ));
     }
 
     #[derive(Debug, Clone)]

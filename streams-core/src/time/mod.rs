@@ -36,10 +36,6 @@ use crate::error::{Result, StreamsError};
 
 /// Milliseconds of a duration, or an error naming what it was for when it
 /// does not fit in an `i64` (Kafka's `validateMillisecondDuration`).
-pub(crate) fn millis(d: Duration, what: &str) -> Result<i64> {
-    i64::try_from(d.as_millis()).map_err(|_| {
-        StreamsError::InvalidArgument(format!(
-            "{what} {d:?} is too large; it must fit in an i64 of milliseconds"
-        ))
-    })
+pub(crate) fn millis(d: Duration, what: &'static str) -> Result<i64> {
+    i64::try_from(d.as_millis()).map_err(|_| StreamsError::DurationTooLarge { what, duration: d })
 }

@@ -18,7 +18,10 @@
 //! assert_eq!(tumbling.windows_for(10), [Window::new(10, 20)]);
 //! let hopping = tumbling.advance_by(Duration::from_millis(5))?;
 //! assert_eq!(hopping.windows_for(12), [Window::new(5, 15), Window::new(10, 20)]);
-//! assert!(TimeWindows::of_size_with_no_grace(Duration::ZERO).is_err());
+//! assert!(matches!(
+//!     TimeWindows::of_size_with_no_grace(Duration::ZERO),
+//!     Err(streams_core::StreamsError::WindowSizeNotPositive { size_ms: 0 })
+//! ));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -56,15 +59,13 @@ pub struct TimeWindows {
 impl TimeWindows {
     fn new(size_ms: i64, advance_ms: i64, grace_ms: i64) -> Result<Self> {
         if size_ms <= 0 {
-            return Err(StreamsError::InvalidArgument(
-                "window size (size) must be larger than zero".into(),
-            ));
+            return Err(StreamsError::WindowSizeNotPositive { size_ms });
         }
         if advance_ms <= 0 || advance_ms > size_ms {
-            return Err(StreamsError::InvalidArgument(format!(
-                "window advancement interval should be more than zero and less than window duration \
-                 which is {size_ms} ms, but given advancement interval is: {advance_ms} ms"
-            )));
+            return Err(StreamsError::WindowAdvanceOutOfRange {
+                size_ms,
+                advance_ms,
+            });
         }
         Ok(TimeWindows {
             size_ms,
@@ -206,7 +207,10 @@ impl SlidingWindows {
 ///
 /// let w = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_secs(300))?;
 /// assert_eq!((w.inactivity_gap_ms(), w.grace_ms()), (300_000, 0));
-/// assert!(SessionWindows::of_inactivity_gap_with_no_grace(Duration::ZERO).is_err());
+/// assert!(matches!(
+///     SessionWindows::of_inactivity_gap_with_no_grace(Duration::ZERO),
+///     Err(streams_core::StreamsError::InactivityGapNotPositive { gap_ms: 0 })
+/// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -233,9 +237,7 @@ impl SessionWindows {
     pub fn of_inactivity_gap_and_grace(gap: Duration, grace: Duration) -> Result<Self> {
         let gap_ms = millis(gap, "inactivity gap")?;
         if gap_ms <= 0 {
-            return Err(StreamsError::InvalidArgument(
-                "gap time cannot be zero or negative".into(),
-            ));
+            return Err(StreamsError::InactivityGapNotPositive { gap_ms });
         }
         Ok(SessionWindows {
             gap_ms,
@@ -297,19 +299,36 @@ mod tests {
 
     #[test]
     fn invalid_windows_are_errors() {
-        assert!(TimeWindows::of_size_with_no_grace(Duration::ZERO).is_err());
-        assert!(
-            TimeWindows::of_size_with_no_grace(ms(10))
-                .and_then(|w| w.advance_by(Duration::ZERO))
-                .is_err()
-        );
-        assert!(
-            TimeWindows::of_size_with_no_grace(ms(10))
-                .and_then(|w| w.advance_by(ms(11)))
-                .is_err()
-        );
-        assert!(TimeWindows::of_size_with_no_grace(Duration::MAX).is_err());
-        assert!(SessionWindows::of_inactivity_gap_with_no_grace(Duration::ZERO).is_err());
+        use crate::StreamsError;
+        assert!(matches!(
+            TimeWindows::of_size_with_no_grace(Duration::ZERO),
+            Err(StreamsError::WindowSizeNotPositive { size_ms: 0 })
+        ));
+        assert!(matches!(
+            TimeWindows::of_size_with_no_grace(ms(10)).and_then(|w| w.advance_by(Duration::ZERO)),
+            Err(StreamsError::WindowAdvanceOutOfRange {
+                size_ms: 10,
+                advance_ms: 0
+            })
+        ));
+        assert!(matches!(
+            TimeWindows::of_size_with_no_grace(ms(10)).and_then(|w| w.advance_by(ms(11))),
+            Err(StreamsError::WindowAdvanceOutOfRange {
+                size_ms: 10,
+                advance_ms: 11
+            })
+        ));
+        assert!(matches!(
+            TimeWindows::of_size_with_no_grace(Duration::MAX),
+            Err(StreamsError::DurationTooLarge {
+                what: "window size",
+                duration: Duration::MAX
+            })
+        ));
+        assert!(matches!(
+            SessionWindows::of_inactivity_gap_with_no_grace(Duration::ZERO),
+            Err(StreamsError::InactivityGapNotPositive { gap_ms: 0 })
+        ));
         assert!(SlidingWindows::of_time_difference_with_no_grace(Duration::ZERO).is_ok());
     }
 

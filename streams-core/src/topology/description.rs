@@ -477,8 +477,7 @@ mod tests {
             Source: gsrc2 (topics: [gt2])\n      --> gproc2\n    Processor: gproc2 (stores: [gs2])\n      \
             --> none\n      <-- gsrc2\n";
         assert_eq!(t.describe().to_string(), text);
-        let parsed = TopologyDescription::parse(text)
-            .map_err(|e| crate::StreamsError::InvalidArgument(e.to_string()))?;
+        let parsed = TopologyDescription::parse(text).expect("the text parses back");
         assert_eq!(parsed, t.describe());
         assert_eq!(parsed.global_stores()[1].store(), "gs2");
         Ok(())

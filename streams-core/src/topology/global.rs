@@ -44,6 +44,7 @@
 //!         "s", "t", "p", || Update,
 //!     )
 //!     .unwrap_err();
+//! assert!(matches!(err, streams_core::StreamsError::GlobalStoreLogging { .. }));
 //! assert!(err.to_string().contains("must have logging disabled"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -153,11 +154,10 @@ impl Topology {
             return Err(TopologyError::DuplicateStore { store }.into());
         }
         if parts.store.logging_enabled() {
-            return Err(StreamsError::InvalidArgument(format!(
-                "global store `{store}` must have logging disabled: its topic `{}` is its changelog; \
-                 build it with `with_logging_disabled()`",
-                parts.topic
-            )));
+            return Err(StreamsError::GlobalStoreLogging {
+                store,
+                topic: parts.topic.to_owned(),
+            });
         }
         self.global_stores.push(GlobalStoreDef {
             source: parts.source.to_owned(),

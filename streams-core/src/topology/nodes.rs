@@ -123,10 +123,9 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             SinkTarget::Extractor(f) => {
                 computed = f(&record);
                 if computed.is_empty() {
-                    return Err(StreamsError::InvalidArgument(format!(
-                        "the topic name extractor of sink `{}` returned an empty topic name",
-                        task.node_name(me)
-                    )));
+                    return Err(StreamsError::EmptyExtractedTopic {
+                        node: task.node_name(me).to_owned(),
+                    });
                 }
                 &computed
             }
@@ -196,10 +195,9 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, 
     }
 
     fn process(&mut self, task: &TaskState, me: usize, _record: &mut dyn Any) -> Result<()> {
-        Err(StreamsError::InvalidArgument(format!(
-            "global source `{}` reads its topic only; it has no parent",
-            task.node_name(me)
-        )))
+        Err(StreamsError::GlobalSourceForwardedTo {
+            node: task.node_name(me).to_owned(),
+        })
     }
 
     fn process_raw(
