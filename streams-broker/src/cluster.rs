@@ -28,7 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::cleaner::{self, CleaningResult, LogToClean, TombstoneRetention};
@@ -36,8 +36,11 @@ use crate::clients::{Admin, Consumer, ConsumerConfig, Producer, ProducerConfig};
 use crate::error::{BrokerError, Result};
 use crate::inspect::{LogDump, LogInfo};
 use crate::log::{LogAppendInfo, LogConfig, UnifiedLog};
+use crate::purgatory::{Delayed, Purgatory, PurgatoryConfig};
 use crate::record::{LogRecord, RecordBatch};
+use crate::replication::delayed::{DelayedFetch, DelayedProduce, PartitionProgress};
 use crate::replication::{BrokerId, BrokerNode, Partition, TimelineEvent};
+use crate::timer::{MockTime, Timer};
 use crate::topic_partition::TopicPartition;
 
 /// The broker-level settings of the simulated cluster.
@@ -203,6 +206,13 @@ pub(crate) struct State {
     pub(crate) brokers: Vec<BrokerNode>,
     pub(crate) cut_links: BTreeSet<(BrokerId, BrokerId)>,
     pub(crate) timeline: Vec<TimelineEvent>,
+    /// The purgatories' clock, kept at `now_ms`.
+    pub(crate) time: MockTime,
+    pub(crate) progress: HashMap<TopicPartition, Arc<PartitionProgress>>,
+    pub(crate) produce_purgatory: Purgatory<TopicPartition, DelayedProduce>,
+    pub(crate) fetch_purgatory: Purgatory<TopicPartition, DelayedFetch>,
+    /// Fetches waiting, with the positions they wait past.
+    pub(crate) pending_fetches: Vec<(Arc<Delayed<DelayedFetch>>, Vec<(TopicPartition, i64)>)>,
 }
 
 /// A handle to the simulated cluster (cheap to clone; every clone is the
@@ -233,6 +243,7 @@ impl Cluster {
     pub fn with_config(config: BrokerConfig) -> Self {
         let now = config.start_time_ms;
         let broker_count = config.brokers.max(1);
+        let time = MockTime::new(now);
         Self {
             state: Arc::new(Mutex::new(State {
                 now_ms: now,
@@ -249,6 +260,19 @@ impl Cluster {
                     .collect(),
                 cut_links: BTreeSet::new(),
                 timeline: Vec::new(),
+                progress: HashMap::new(),
+                produce_purgatory: Purgatory::new(
+                    "Produce",
+                    Timer::new(Arc::new(time.clone())),
+                    PurgatoryConfig::sharded(),
+                ),
+                fetch_purgatory: Purgatory::new(
+                    "Fetch",
+                    Timer::new(Arc::new(time.clone())),
+                    PurgatoryConfig::sharded(),
+                ),
+                pending_fetches: Vec::new(),
+                time,
             })),
         }
     }
@@ -301,6 +325,7 @@ impl Cluster {
             state.now_ms = state.now_ms.max(at);
             if replication == Some(at) {
                 state.replication_round();
+                state.after_change();
                 state.next_replication_ms =
                     at.saturating_add(state.config.replica_fetch_interval_ms);
             } else if retention == Some(at) {
@@ -316,6 +341,7 @@ impl Cluster {
             }
         }
         state.now_ms = target;
+        state.after_change();
     }
 
     /// Moves the clock forward by `duration`.
@@ -541,6 +567,7 @@ impl State {
             })?;
         let info = log.append_as_replicated_leader(batch, now)?;
         partition.maybe_advance_high_watermark(min_isr);
+        self.publish(tp);
         Ok(info)
     }
 

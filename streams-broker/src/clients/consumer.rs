@@ -67,6 +67,12 @@ pub struct ConsumerConfig {
     pub enable_auto_commit: bool,
     /// `auto.commit.interval.ms` (default 5000), on the cluster's clock.
     pub auto_commit_interval_ms: i64,
+    /// `fetch.min.bytes` (default 1): how many bytes
+    /// [`Consumer::poll_timeout`] waits for in the broker's fetch purgatory.
+    pub fetch_min_bytes: i64,
+    /// `fetch.max.wait.ms` (default 500): how long the broker holds a fetch
+    /// that has fewer than `fetch.min.bytes`.
+    pub fetch_max_wait_ms: i64,
 }
 
 impl Default for ConsumerConfig {
@@ -78,6 +84,8 @@ impl Default for ConsumerConfig {
             max_poll_records: 500,
             enable_auto_commit: true,
             auto_commit_interval_ms: 5_000,
+            fetch_min_bytes: 1,
+            fetch_max_wait_ms: 500,
         }
     }
 }
@@ -113,6 +121,20 @@ impl ConsumerConfig {
     #[must_use]
     pub fn max_poll_records(mut self, max: usize) -> Self {
         self.max_poll_records = max.max(1);
+        self
+    }
+
+    /// `fetch.min.bytes` (at least 1).
+    #[must_use]
+    pub fn fetch_min_bytes(mut self, bytes: i64) -> Self {
+        self.fetch_min_bytes = bytes.max(1);
+        self
+    }
+
+    /// `fetch.max.wait.ms`.
+    #[must_use]
+    pub fn fetch_max_wait_ms(mut self, ms: i64) -> Self {
+        self.fetch_max_wait_ms = ms.max(0);
         self
     }
 
@@ -180,6 +202,10 @@ impl Consumer {
     /// The settings.
     pub fn config(&self) -> &ConsumerConfig {
         &self.config
+    }
+
+    pub(crate) fn cluster(&self) -> &Cluster {
+        &self.cluster
     }
 
     /// The partitions this consumer reads, in order.

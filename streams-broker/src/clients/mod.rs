@@ -5,6 +5,7 @@
 
 mod admin;
 mod consumer;
+mod delayed_fetch;
 mod producer;
 
 pub use admin::{Admin, AlterConfigOp, ConfigEntry, ListedOffset, NewTopic, OffsetSpec};

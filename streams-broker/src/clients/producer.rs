@@ -24,10 +24,14 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
+use std::sync::Arc;
+
 use crate::cluster::{Cluster, State};
 use crate::error::{BrokerError, Result};
 use crate::partitioner::DefaultPartitioner;
+use crate::purgatory::Delayed;
 use crate::record::{Header, Record, RecordBatchBuilder, record_size_in_bytes};
+use crate::replication::delayed::DelayedProduce;
 use crate::topic_partition::TopicPartition;
 
 /// A record to send: topic, optional partition, key, value, headers and an
@@ -97,42 +101,6 @@ impl ProducerRecord {
         self.headers.push(Header::new(key, value));
         self
     }
-}
-
-/// What became of an `acks=all` produce waiting for `required`: `None`
-/// while it waits.
-fn produce_outcome(
-    state: &State,
-    tp: &TopicPartition,
-    required: i64,
-    leader: Option<i32>,
-    epoch: i32,
-) -> Result<Option<Result<()>>> {
-    let partition = state.partition(tp)?;
-    if partition.leader != leader || partition.leader_epoch != epoch {
-        return Ok(Some(Err(BrokerError::NotLeaderOrFollower {
-            topic: tp.topic.clone(),
-            partition: tp.partition,
-            broker: leader.unwrap_or(-1),
-        })));
-    }
-    let Some(log) = partition.leader_log() else {
-        return Ok(None);
-    };
-    if log.high_watermark() < required {
-        return Ok(None);
-    }
-    let min_isr = log.config().min_insync_replicas;
-    if partition.isr.len() < usize::try_from(min_isr).unwrap_or(1) {
-        return Ok(Some(Err(BrokerError::NotEnoughReplicasAfterAppend {
-            topic: tp.topic.clone(),
-            partition: tp.partition,
-            offset: required - 1,
-            isr: partition.isr.len(),
-            min_isr,
-        })));
-    }
-    Ok(Some(Ok(())))
 }
 
 /// Where a sent record landed (Kafka's `RecordMetadata`).
@@ -311,33 +279,60 @@ impl Producer {
         let tp = TopicPartition::new(topic, partition);
         self.check_isr_before(&state, &tp)?;
         let info = state.append(&tp, batch)?;
-        let (leader, epoch) = {
-            let p = state.partition(&tp)?;
-            (p.leader, p.leader_epoch)
+        let metadata = RecordMetadata {
+            topic: tp.topic.clone(),
+            partition,
+            offset: if self.config.acks == Acks::Zero {
+                -1
+            } else {
+                info.first_offset
+            },
+            timestamp: info.log_append_time.unwrap_or(timestamp),
         };
-        let deadline = state.now_ms.saturating_add(self.config.request_timeout_ms);
+        let operation = self.delay(&mut state, &tp, info.last_offset);
         drop(state);
         Ok(PendingSend {
             cluster: self.cluster.clone(),
-            metadata: RecordMetadata {
-                topic: tp.topic.clone(),
-                partition,
-                offset: if self.config.acks == Acks::Zero {
-                    -1
-                } else {
-                    info.first_offset
-                },
-                timestamp: info.log_append_time.unwrap_or(timestamp),
-            },
-            tp,
-            acks: self.config.acks,
-            required: info.last_offset + 1,
-            leader,
-            epoch,
-            deadline,
-            timeout_ms: self.config.request_timeout_ms,
+            metadata,
+            operation,
             replicated: false,
         })
+    }
+
+    /// For `acks=all`, the produce as a delayed operation in the cluster's
+    /// produce purgatory, watched under its partition and expiring after
+    /// `request.timeout.ms`; tried at once (a single replica completes it).
+    fn delay(
+        &self,
+        state: &mut State,
+        tp: &TopicPartition,
+        last_offset: i64,
+    ) -> Option<Arc<Delayed<DelayedProduce>>> {
+        if self.config.acks != Acks::All {
+            return None;
+        }
+        let progress = state.publish(tp)?;
+        let (leader, epoch) = state
+            .partition(tp)
+            .map(|p| (p.leader, p.leader_epoch))
+            .ok()?;
+        let operation = Delayed::new(
+            DelayedProduce::new(
+                tp.clone(),
+                progress,
+                last_offset + 1,
+                leader,
+                epoch,
+                self.config.request_timeout_ms,
+            ),
+            self.config.request_timeout_ms,
+        );
+        // A partition always watches under its own key: never an empty
+        // key list, so this cannot fail.
+        let _ = state
+            .produce_purgatory
+            .try_complete_else_watch(&operation, std::slice::from_ref(tp));
+        Some(operation)
     }
 
     /// `acks=all` with an ISR below `min.insync.replicas`: refused before
@@ -387,11 +382,7 @@ impl Producer {
         let mut state = self.cluster.state();
         self.check_isr_before(&state, tp)?;
         let info = state.append(tp, batch)?;
-        let (leader, epoch) = {
-            let p = state.partition(tp)?;
-            (p.leader, p.leader_epoch)
-        };
-        let deadline = state.now_ms.saturating_add(self.config.request_timeout_ms);
+        let operation = self.delay(&mut state, tp, info.last_offset);
         drop(state);
         PendingSend {
             cluster: self.cluster.clone(),
@@ -401,13 +392,7 @@ impl Producer {
                 offset: info.first_offset,
                 timestamp: info.max_timestamp,
             },
-            tp: tp.clone(),
-            acks: self.config.acks,
-            required: info.last_offset + 1,
-            leader,
-            epoch,
-            deadline,
-            timeout_ms: self.config.request_timeout_ms,
+            operation,
             replicated: false,
         }
         .wait()?;
@@ -415,19 +400,13 @@ impl Producer {
     }
 }
 
-/// A send in flight: appended to the leader, waiting for its `acks`
-/// (Kafka's `DelayedProduce`).
+/// A send in flight: appended to the leader, waiting for its `acks` as a
+/// delayed produce in the cluster's purgatory (Kafka's `DelayedProduce`).
 #[derive(Debug)]
 pub struct PendingSend {
     cluster: Cluster,
     metadata: RecordMetadata,
-    tp: TopicPartition,
-    acks: Acks,
-    required: i64,
-    leader: Option<i32>,
-    epoch: i32,
-    deadline: i64,
-    timeout_ms: i64,
+    operation: Option<Arc<Delayed<DelayedProduce>>>,
     replicated: bool,
 }
 
@@ -439,24 +418,21 @@ impl PendingSend {
 
     /// How the send ended, if it has, at the cluster's current time.
     pub fn poll(&self) -> Option<Result<RecordMetadata>> {
-        if self.acks != Acks::All {
+        let Some(operation) = &self.operation else {
             return Some(Ok(self.metadata.clone()));
+        };
+        if !operation.is_completed() {
+            return None;
         }
-        let state = self.cluster.state();
-        match produce_outcome(&state, &self.tp, self.required, self.leader, self.epoch) {
-            Err(e) => Some(Err(e)),
-            Ok(Some(outcome)) => Some(outcome.map(|()| self.metadata.clone())),
-            Ok(None) if state.now_ms >= self.deadline => Some(Err(BrokerError::RequestTimedOut {
-                topic: self.tp.topic.clone(),
-                partition: self.tp.partition,
-                timeout_ms: self.timeout_ms,
-            })),
-            Ok(None) => None,
-        }
+        operation
+            .operation()
+            .outcome()
+            .map(|outcome| outcome.map(|()| self.metadata.clone()))
     }
 
     /// Waits for the end: replication at once, then the cluster's clock a
-    /// fetch interval at a time until the send ends.
+    /// fetch interval at a time until the purgatory completes or expires
+    /// the produce.
     ///
     /// # Errors
     /// [`BrokerError::NotEnoughReplicasAfterAppend`],
@@ -472,12 +448,18 @@ impl PendingSend {
                 if !self.replicated && state.is_replicated() {
                     self.replicated = true;
                     state.replication_round();
+                    state.after_change();
                     continue;
                 }
+                let deadline = self
+                    .operation
+                    .as_ref()
+                    .and_then(|o| o.deadline_ms())
+                    .unwrap_or(state.now_ms);
                 state
                     .config
                     .replica_fetch_interval_ms
-                    .min(self.deadline - state.now_ms)
+                    .min(deadline - state.now_ms)
                     .max(1)
             };
             self.cluster.advance_ms(step);

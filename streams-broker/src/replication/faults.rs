@@ -93,6 +93,7 @@ impl Cluster {
         node.status = BrokerStatus::Stopped;
         state.record(Event::BrokerStopped { broker });
         state.fence_broker(broker);
+        state.after_change();
         Ok(())
     }
 
@@ -138,6 +139,7 @@ impl Cluster {
             state.record(e);
         }
         state.after_broker_returns();
+        state.after_change();
         Ok(())
     }
 
@@ -176,6 +178,7 @@ impl Cluster {
             node.fenced = false;
         }
         state.record(Event::BrokerResumed { broker });
+        state.after_change();
         Ok(())
     }
 
@@ -235,6 +238,7 @@ impl Cluster {
         }
         state.record(Event::Healed);
         state.after_broker_returns();
+        state.after_change();
     }
 
     /// Forces an election of `tp`: of `leader` if given (it must be alive
@@ -255,12 +259,12 @@ impl Cluster {
             state.node_mut(b)?;
         }
         state.partition(tp)?;
-        state
-            .elect(tp, leader)
-            .ok_or_else(|| BrokerError::LeaderNotAvailable {
-                topic: tp.topic.clone(),
-                partition: tp.partition,
-            })
+        let elected = state.elect(tp, leader);
+        state.after_change();
+        elected.ok_or_else(|| BrokerError::LeaderNotAvailable {
+            topic: tp.topic.clone(),
+            partition: tp.partition,
+        })
     }
 
     /// Flushes a broker's logs: a later restart that loses unflushed data
@@ -283,7 +287,9 @@ impl Cluster {
 
     /// Runs one round of replication now, without moving the clock.
     pub fn replicate(&self) {
-        self.state().replication_round();
+        let mut state = self.state();
+        state.replication_round();
+        state.after_change();
     }
 
     /// A broker's state.

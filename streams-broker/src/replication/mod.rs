@@ -31,6 +31,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub(crate) mod delayed;
 mod faults;
 mod partition;
 pub mod schedule;
@@ -400,6 +401,75 @@ pub struct PartitionState {
 }
 
 impl State {
+    /// What waiting operations read of `tp`, published again.
+    pub(crate) fn publish(
+        &mut self,
+        tp: &TopicPartition,
+    ) -> Option<std::sync::Arc<delayed::PartitionProgress>> {
+        let p = self.partition(tp).ok()?;
+        let (hw, leader, epoch, isr) = (
+            p.leader_log().map_or(0, |l| l.high_watermark()),
+            p.leader,
+            p.leader_epoch,
+            p.isr.len(),
+        );
+        let min_isr = p.replicas.first().map_or(1, |r| {
+            usize::try_from(r.log.config().min_insync_replicas).unwrap_or(1)
+        });
+        let progress = self.progress.entry(tp.clone()).or_default().clone();
+        progress.publish(hw, leader, epoch, isr, min_isr);
+        Some(progress)
+    }
+
+    /// After anything changed: every partition publishes, the operations
+    /// watched under it are tried, waiting fetches measure what they could
+    /// read now, and the purgatories' timers expire what is due.
+    pub(crate) fn after_change(&mut self) {
+        self.time.set(self.now_ms);
+        for tp in self.partition_keys() {
+            self.publish(&tp);
+            self.produce_purgatory.check_and_complete(&tp);
+        }
+        if !self.pending_fetches.is_empty() {
+            let pending = std::mem::take(&mut self.pending_fetches);
+            let mut still = Vec::new();
+            for (op, positions) in pending {
+                let bytes = self.readable_bytes(&positions);
+                op.operation()
+                    .available_bytes
+                    .store(bytes, std::sync::atomic::Ordering::Release);
+                for (tp, _) in &positions {
+                    self.fetch_purgatory.check_and_complete(tp);
+                }
+                if !op.is_completed() {
+                    still.push((op, positions));
+                }
+            }
+            self.pending_fetches = still;
+        }
+        self.produce_purgatory.advance_clock(0);
+        self.fetch_purgatory.advance_clock(0);
+        self.pending_fetches.retain(|(op, _)| !op.is_completed());
+    }
+
+    /// The bytes of the batches between each position and its partition's
+    /// high watermark, on the leader.
+    pub(crate) fn readable_bytes(&self, positions: &[(TopicPartition, i64)]) -> i64 {
+        positions
+            .iter()
+            .filter_map(|(tp, position)| {
+                let log = self.log(tp).ok()?;
+                let batches = log.read(*position, usize::MAX).ok()?;
+                Some(
+                    batches
+                        .iter()
+                        .map(|b| b.size_in_bytes() as i64)
+                        .sum::<i64>(),
+                )
+            })
+            .sum()
+    }
+
     pub(crate) fn record(&mut self, event: Event) {
         let at_ms = self.now_ms;
         self.timeline.push(TimelineEvent { at_ms, event });
