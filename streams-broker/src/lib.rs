@@ -4,7 +4,11 @@
 //! log cleaner that keeps the latest value per key and removes tombstones
 //! exactly when Kafka would (KIP-534, with the pre-fix KAFKA-8522 rule
 //! beside it), and delete-records (KAFKA-5925's ground), all on a mock
-//! clock that only the test moves.
+//! clock that only the test moves. With several brokers it replicates:
+//! leader epochs that fence zombie replicas (KAFKA-6880, with the pre-fix
+//! rules beside it), the in-sync replicas, `acks=all` waiting in a
+//! sharded purgatory on a timing wheel (KAFKA-6431), faults that are one
+//! call each, and seeded fault schedules that replay exactly.
 //!
 //! Why a crate of its own: Kafka's layering. The client API (producer,
 //! consumer, admin, records and batches) is the floor; this broker is one
@@ -18,6 +22,11 @@
 //! - [`record::RecordBatch`]: Kafka's v2 batch, byte for byte.
 //! - [`log::UnifiedLog`] and [`cleaner`]: a partition's log and its
 //!   compaction.
+//! - [`replication`]: brokers, leaders, epochs, the ISR and the faults;
+//!   [`replication::schedule`]: seeded fault schedules.
+//! - [`purgatory`] and [`timer`]: Kafka's delayed operations on a
+//!   hierarchical timing wheel, which `acks=all` produces and waiting
+//!   fetches use.
 //!
 //! ```
 //! use streams_broker::{AutoOffsetReset, Cluster, ConsumerConfig, NewTopic, ProducerRecord, TopicPartition};
