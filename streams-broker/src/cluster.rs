@@ -556,9 +556,6 @@ impl State {
             Some(_) => {}
         }
         let partition = self.partition_mut(tp)?;
-        let min_isr = partition.leader_log().map_or(1, |l| {
-            usize::try_from(l.config().min_insync_replicas).unwrap_or(1)
-        });
         let log = partition
             .leader_log_mut()
             .ok_or_else(|| BrokerError::LeaderNotAvailable {
@@ -566,7 +563,7 @@ impl State {
                 partition: tp.partition,
             })?;
         let info = log.append_as_replicated_leader(batch, now)?;
-        partition.maybe_advance_high_watermark(min_isr);
+        partition.maybe_advance_high_watermark();
         self.publish(tp);
         Ok(info)
     }

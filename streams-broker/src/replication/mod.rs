@@ -413,9 +413,7 @@ impl State {
             p.leader_epoch,
             p.isr.len(),
         );
-        let min_isr = p.replicas.first().map_or(1, |r| {
-            usize::try_from(r.log.config().min_insync_replicas).unwrap_or(1)
-        });
+        let min_isr = p.min_insync_replicas();
         let progress = self.progress.entry(tp.clone()).or_default().clone();
         progress.publish(hw, leader, epoch, isr, min_isr);
         Some(progress)
@@ -680,9 +678,6 @@ impl State {
                     .ok()
             })
             .unwrap_or_default();
-        let min_isr = partition.leader_log().map_or(1, |log| {
-            usize::try_from(log.config().min_insync_replicas).unwrap_or(1)
-        });
         let Some(f) = partition.replica_mut(follower) else {
             return;
         };
@@ -715,7 +710,7 @@ impl State {
             expanded = Some(partition.isr.clone());
         }
         if partition.leader == Some(leader) {
-            partition.maybe_advance_high_watermark(min_isr);
+            partition.maybe_advance_high_watermark();
         }
         let leader_hw = partition
             .replica(leader)
@@ -771,10 +766,7 @@ impl State {
                 };
                 partition.isr.retain(|b| *b != broker);
                 let isr = partition.isr.clone();
-                let min_isr = partition.leader_log().map_or(1, |l| {
-                    usize::try_from(l.config().min_insync_replicas).unwrap_or(1)
-                });
-                partition.maybe_advance_high_watermark(min_isr);
+                partition.maybe_advance_high_watermark();
                 self.record(Event::IsrShrunk {
                     tp: tp.clone(),
                     broker,
@@ -827,10 +819,7 @@ impl State {
                 });
                 if !was_leader {
                     if let Ok(p) = self.partition_mut(&tp) {
-                        let min_isr = p.leader_log().map_or(1, |l| {
-                            usize::try_from(l.config().min_insync_replicas).unwrap_or(1)
-                        });
-                        p.maybe_advance_high_watermark(min_isr);
+                        p.maybe_advance_high_watermark();
                     }
                     continue;
                 }

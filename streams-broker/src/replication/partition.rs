@@ -99,14 +99,22 @@ impl Partition {
         self.replicas.iter_mut().map(|r| &mut r.log)
     }
 
+    /// The topic's `min.insync.replicas` (every replica has the topic's
+    /// configs).
+    pub(crate) fn min_insync_replicas(&self) -> usize {
+        self.replicas.first().map_or(1, |r| {
+            usize::try_from(r.log.config().min_insync_replicas).unwrap_or(1)
+        })
+    }
+
     /// Moves the leader's high watermark to the smallest log end offset of
     /// the in-sync replicas, never back, and not while the ISR is below
     /// `min.insync.replicas` (Kafka 3.7+). Returns whether it moved.
-    pub(crate) fn maybe_advance_high_watermark(&mut self, min_insync_replicas: usize) -> bool {
+    pub(crate) fn maybe_advance_high_watermark(&mut self) -> bool {
         let Some(leader) = self.leader else {
             return false;
         };
-        if self.isr.len() < min_insync_replicas {
+        if self.isr.len() < self.min_insync_replicas() {
             return false;
         }
         let isr = self.isr.clone();
