@@ -568,3 +568,309 @@ impl fmt::Display for StoreKind {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{RecordPart, SerdeError, StoreKind, StreamsError, TopologyError};
+
+    /// The variant's name; the match has no wildcard, so a new variant
+    /// does not compile until it has a sample below.
+    fn streams_variant(e: &StreamsError) -> &'static str {
+        match e {
+            StreamsError::Topology(_) => "Topology",
+            StreamsError::Deserialization { .. } => "Deserialization",
+            StreamsError::Serialization { .. } => "Serialization",
+            StreamsError::MissingSerde { .. } => "MissingSerde",
+            StreamsError::UnknownChild { .. } => "UnknownChild",
+            StreamsError::UnknownTopic { .. } => "UnknownTopic",
+            StreamsError::NegativeTimestamp { .. } => "NegativeTimestamp",
+            StreamsError::DurationTooLarge { .. } => "DurationTooLarge",
+            StreamsError::WindowSizeNotPositive { .. } => "WindowSizeNotPositive",
+            StreamsError::WindowAdvanceOutOfRange { .. } => "WindowAdvanceOutOfRange",
+            StreamsError::InactivityGapNotPositive { .. } => "InactivityGapNotPositive",
+            StreamsError::JoinWindowsOverflow { .. } => "JoinWindowsOverflow",
+            StreamsError::RetentionTooShort { .. } => "RetentionTooShort",
+            StreamsError::InvalidConfig { .. } => "InvalidConfig",
+            StreamsError::NotWindowed { .. } => "NotWindowed",
+            StreamsError::BuilderFailedEarlier { .. } => "BuilderFailedEarlier",
+            StreamsError::NotASource { .. } => "NotASource",
+            StreamsError::GlobalSourceForwardedTo { .. } => "GlobalSourceForwardedTo",
+            StreamsError::RecordTypeMismatch { .. } => "RecordTypeMismatch",
+            StreamsError::StoreAlreadyBorrowed { .. } => "StoreAlreadyBorrowed",
+            StreamsError::EmptyExtractedTopic { .. } => "EmptyExtractedTopic",
+            StreamsError::GlobalStoreLogging { .. } => "GlobalStoreLogging",
+            StreamsError::InvalidChangelogRecord { .. } => "InvalidChangelogRecord",
+            StreamsError::DriverInUse => "DriverInUse",
+            StreamsError::Processing { .. } => "Processing",
+            StreamsError::Reentrant { .. } => "Reentrant",
+            StreamsError::UnknownStore { .. } => "UnknownStore",
+            StreamsError::WrongStoreType { .. } => "WrongStoreType",
+            StreamsError::StoreNotConnected { .. } => "StoreNotConnected",
+            StreamsError::Closed(_) => "Closed",
+            StreamsError::Cluster { .. } => "Cluster",
+        }
+    }
+
+    fn topology_variant(e: &TopologyError) -> &'static str {
+        match e {
+            TopologyError::DuplicateName { .. } => "DuplicateName",
+            TopologyError::EmptyName => "EmptyName",
+            TopologyError::UnknownParent { .. } => "UnknownParent",
+            TopologyError::NoParent { .. } => "NoParent",
+            TopologyError::SinkAsParent { .. } => "SinkAsParent",
+            TopologyError::NoSource => "NoSource",
+            TopologyError::NoTopic { .. } => "NoTopic",
+            TopologyError::EmptyTopic { .. } => "EmptyTopic",
+            TopologyError::TopicAlreadyRead { .. } => "TopicAlreadyRead",
+            TopologyError::InvalidPattern { .. } => "InvalidPattern",
+            TopologyError::TypeMismatch { .. } => "TypeMismatch",
+            TopologyError::UnknownStore { .. } => "UnknownStore",
+            TopologyError::DuplicateStore { .. } => "DuplicateStore",
+            TopologyError::NotAProcessor { .. } => "NotAProcessor",
+            TopologyError::NonPositiveDuration { .. } => "NonPositiveDuration",
+        }
+    }
+
+    fn s(x: &str) -> String {
+        x.to_owned()
+    }
+
+    fn topology_samples() -> Vec<TopologyError> {
+        vec![
+            TopologyError::DuplicateName { name: s("n") },
+            TopologyError::EmptyName,
+            TopologyError::UnknownParent {
+                node: s("n"),
+                parent: s("p"),
+            },
+            TopologyError::NoParent { node: s("n") },
+            TopologyError::SinkAsParent {
+                node: s("n"),
+                parent: s("sink"),
+            },
+            TopologyError::NoSource,
+            TopologyError::NoTopic {
+                kind: "source",
+                node: s("n"),
+            },
+            TopologyError::EmptyTopic { node: s("n") },
+            TopologyError::TopicAlreadyRead {
+                topic: s("t"),
+                existing: s("src"),
+            },
+            TopologyError::InvalidPattern {
+                node: s("n"),
+                pattern: s("("),
+                reason: s("unclosed group"),
+            },
+            TopologyError::TypeMismatch {
+                parent: s("p"),
+                parent_output: s("String, i64"),
+                child: s("c"),
+                child_input: s("String, String"),
+            },
+            TopologyError::UnknownStore {
+                node: s("n"),
+                store: s("st"),
+            },
+            TopologyError::DuplicateStore { store: s("st") },
+            TopologyError::NotAProcessor { node: s("n") },
+            TopologyError::NonPositiveDuration {
+                what: "punctuation interval",
+                millis: 0,
+            },
+        ]
+    }
+
+    fn streams_samples() -> Vec<StreamsError> {
+        let serde = || SerdeError::new("3 bytes are not a long");
+        vec![
+            StreamsError::Topology(TopologyError::NoSource),
+            StreamsError::Deserialization {
+                topic: s("t"),
+                partition: 0,
+                offset: 7,
+                part: RecordPart::Value,
+                reason: serde(),
+            },
+            StreamsError::Serialization {
+                topic: s("t"),
+                node: Some(s("sink")),
+                part: RecordPart::Key,
+                reason: serde(),
+            },
+            StreamsError::Serialization {
+                topic: s("t"),
+                node: None,
+                part: RecordPart::Key,
+                reason: serde(),
+            },
+            StreamsError::MissingSerde {
+                node: s("n"),
+                part: RecordPart::Value,
+                type_name: "i64",
+            },
+            StreamsError::UnknownChild {
+                node: s("n"),
+                child: s("c"),
+                children: vec![s("a"), s("b")],
+            },
+            StreamsError::UnknownTopic {
+                topic: s("nope"),
+                known: vec![s("in")],
+            },
+            StreamsError::NegativeTimestamp {
+                topic: s("t"),
+                timestamp: -1,
+            },
+            StreamsError::DurationTooLarge {
+                what: "window size",
+                duration: Duration::MAX,
+            },
+            StreamsError::WindowSizeNotPositive { size_ms: 0 },
+            StreamsError::WindowAdvanceOutOfRange {
+                size_ms: 10,
+                advance_ms: 11,
+            },
+            StreamsError::InactivityGapNotPositive { gap_ms: 0 },
+            StreamsError::JoinWindowsOverflow {
+                before_ms: i64::MAX,
+                after_ms: 1,
+                grace_ms: 0,
+            },
+            StreamsError::RetentionTooShort {
+                store: s("counts"),
+                kind: StoreKind::Window,
+                retention_ms: 12,
+                minimum_ms: 15,
+                minimum: "its window size plus the grace period",
+            },
+            StreamsError::InvalidConfig {
+                config: "c",
+                value: s("soon"),
+                expected: "a number of milliseconds",
+            },
+            StreamsError::NotWindowed {
+                node: s("t"),
+                chain: s("src->t"),
+            },
+            StreamsError::BuilderFailedEarlier {
+                first: s("invalid topology: ..."),
+            },
+            StreamsError::NotASource { node: s("n") },
+            StreamsError::GlobalSourceForwardedTo { node: s("g") },
+            StreamsError::RecordTypeMismatch {
+                node: s("n"),
+                expected: s("String, i64"),
+            },
+            StreamsError::StoreAlreadyBorrowed { store: s("st") },
+            StreamsError::EmptyExtractedTopic { node: s("sink") },
+            StreamsError::GlobalStoreLogging {
+                store: s("st"),
+                topic: s("t"),
+            },
+            StreamsError::InvalidChangelogRecord {
+                store: s("st"),
+                topic: s("st-changelog"),
+                offset: 3,
+                reason: "has no key",
+            },
+            StreamsError::DriverInUse,
+            StreamsError::Processing {
+                node: Some(s("p")),
+                source: "boom".into(),
+            },
+            StreamsError::processing("boom"),
+            StreamsError::Reentrant { node: s("p") },
+            StreamsError::UnknownStore {
+                store: s("nope"),
+                existing: vec![s("st")],
+            },
+            StreamsError::WrongStoreType {
+                store: s("st"),
+                expected: s("window store<String, i64>"),
+                actual: StoreKind::KeyValue,
+            },
+            StreamsError::StoreNotConnected {
+                node: s("p"),
+                store: s("st"),
+            },
+            StreamsError::Closed("test driver"),
+            StreamsError::Cluster {
+                topic: s("t"),
+                source: "topic exists".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn every_error_message() {
+        let mut text = String::new();
+        for e in streams_samples() {
+            text.push_str(&format!("{}: {e}\n", streams_variant(&e)));
+        }
+        for e in topology_samples() {
+            text.push_str(&format!("Topology::{}: {e}\n", topology_variant(&e)));
+        }
+        let serde = SerdeError::from_error(std::fmt::Error);
+        text.push_str(&format!(
+            "SerdeError::new: {}\n",
+            SerdeError::new("not a long")
+        ));
+        text.push_str(&format!("SerdeError::from_error: {serde}\n"));
+        insta::assert_snapshot!(text, @r#"
+        Topology: invalid topology: the topology has no source; add one with `add_source` or `StreamsBuilder::stream`
+        Deserialization: cannot deserialize the value of the record at t-0 offset 7: 3 bytes are not a long; check the serde configured for this topic
+        Serialization: cannot serialize the key of a record for topic `t` in node `sink`: 3 bytes are not a long
+        Serialization: cannot serialize the key of a record for topic `t`: 3 bytes are not a long
+        MissingSerde: node `n` needs a value serde for type `i64`, and none was given; pass one (for example `Consumed::with(..)` or `Produced::with(..)`) or set a default serde for this type in the config
+        UnknownChild: processor `n` forwarded to child `c`, which is not one of its children ["a", "b"]
+        UnknownTopic: unknown topic: nope; the topology reads ["in"]
+        NegativeTimestamp: record timestamp -1 for topic `t` is negative; timestamps are epoch milliseconds >= 0
+        DurationTooLarge: window size 18446744073709551615.999999999s is too large; it must fit in an i64 of milliseconds
+        WindowSizeNotPositive: window size must be larger than zero, but was 0 ms; give a positive size
+        WindowAdvanceOutOfRange: window advance must be more than zero and no more than the window size of 10 ms, but was 11 ms; give an advance in (0, 10]
+        InactivityGapNotPositive: session inactivity gap must be larger than zero, but was 0 ms; give a positive gap
+        JoinWindowsOverflow: join windows before=9223372036854775807 ms, after=1 ms and grace=0 ms add up to more than an i64 of milliseconds; use smaller durations
+        RetentionTooShort: the retention period of the window store `counts` must be no smaller than its window size plus the grace period; got retention=12 ms against a minimum of 15 ms; give a longer retention
+        InvalidConfig: config `c` must be a number of milliseconds, but was "soon"; fix its value in the StreamsConfig
+        NotWindowed: suppression at node `t` waits for windows to close, but window close time is only defined for windowed computations; got [src->t]; suppress a windowed aggregation's table or use `until_time_limit`
+        BuilderFailedEarlier: this builder failed earlier: invalid topology: ...; fix that error and start a new StreamsBuilder
+        NotASource: node `n` is not a source and cannot read serialized records; pipe records to a source topic
+        GlobalSourceForwardedTo: global source `g` reads its topic only; it has no parent, so do not forward records to it
+        RecordTypeMismatch: node `n` expected a record of type (String, i64) but received another type; connect nodes whose types agree
+        StoreAlreadyBorrowed: store `st` is already borrowed; drop the previous handle to it first
+        EmptyExtractedTopic: the topic name extractor of sink `sink` returned an empty topic name; return the name of a topic
+        GlobalStoreLogging: global store `st` must have logging disabled: its topic `t` is its changelog; build it with `with_logging_disabled()`
+        InvalidChangelogRecord: changelog record at st-changelog offset 3 has no key; store `st` cannot restore from it, check that the topic is this store's changelog
+        DriverInUse: the test driver is already in use (re-entered from a processor?); do not call the driver from inside a topology
+        Processing: processor `p` failed: boom
+        Processing: a processor failed: boom
+        Reentrant: processor `p` was re-entered while processing; processors of one sub-topology must not form a cycle
+        UnknownStore: no store named `nope`; the stores are ["st"]
+        WrongStoreType: store `st` is a key-value store of other types than asked for (window store<String, i64>); use the getter for a key-value store, with its key and value types
+        StoreNotConnected: processor `p` has no access to store `st`: the store is not connected to it; connect it with `add_state_store(.., &["p"])` or `connect_processor_and_state_stores`
+        Closed: the test driver is closed
+        Cluster: cluster topic `t`: topic exists
+        Topology::DuplicateName: node name `n` is already used by another node; node names must be unique
+        Topology::EmptyName: a node name must not be empty
+        Topology::UnknownParent: node `n` names parent `p`, which does not exist; add parents before their children
+        Topology::NoParent: node `n` has no parent; a processor or sink needs at least one
+        Topology::SinkAsParent: node `n` names sink `sink` as its parent; a sink cannot have children
+        Topology::NoSource: the topology has no source; add one with `add_source` or `StreamsBuilder::stream`
+        Topology::NoTopic: source `n` has no topic; give it at least one topic name
+        Topology::EmptyTopic: node `n` names an empty topic; topic names must not be empty
+        Topology::TopicAlreadyRead: topic `t` is already read by source `src`; a topic can be read by one source only
+        Topology::InvalidPattern: source `n` has an invalid topic pattern `(`: unclosed group
+        Topology::TypeMismatch: node `c` reads records of type (String, String) but its parent `p` forwards (String, i64); connect nodes whose types agree
+        Topology::UnknownStore: processor `n` is connected to store `st`, which was never added; add it with `add_state_store`
+        Topology::DuplicateStore: store `st` is already added; store names must be unique
+        Topology::NotAProcessor: `n` is not a processor of this topology; stores can be connected to processors only
+        Topology::NonPositiveDuration: punctuation interval must be positive, but was 0 ms
+        SerdeError::new: not a long
+        SerdeError::from_error: an error occurred when formatting an argument
+        "#);
+    }
+}

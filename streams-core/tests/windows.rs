@@ -2,10 +2,12 @@
 //! through the test driver: ports of Kafka's `KStreamWindowAggregateTest`,
 //! `KStreamSlidingWindowAggregateTest`,
 //! `KStreamSessionWindowAggregateProcessorTest` and `SuppressScenarioTest`
-//! (the `ON_WINDOW_UPDATE` strategy without a cache, which is how Kafka's
-//! driver runs), with Kafka's expected values. Where Kafka's test ran with
-//! a cache, the expected values here are every update, derived from the
-//! same rules.
+//! (the `ON_WINDOW_UPDATE` strategy), with Kafka's expected values. The
+//! driver keeps Kafka's record cache and flushes it after each input
+//! record, as Kafka's driver does, so piping one record at a time shows a
+//! window's update of every record; where Kafka's test flushed a cache
+//! over several records, the expected values here are per record,
+//! derived from the same rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error;

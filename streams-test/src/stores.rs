@@ -1,4 +1,25 @@
 //! Reading and writing a running topology's state stores from a test.
+//!
+//! A view borrows the driver, so it cannot outlive it: `close` consumes the
+//! driver, and a view still in use after it does not compile.
+//!
+//! ```compile_fail,E0505
+//! use streams_core::serde::StringSerde;
+//! use streams_core::{Consumed, Materialized, StreamsBuilder};
+//! use streams_test::TopologyTestDriver;
+//!
+//! let builder = StreamsBuilder::new();
+//! builder.table_consumed::<String, String>(
+//!     "in",
+//!     Consumed::with(StringSerde, StringSerde),
+//!     Materialized::as_("names"),
+//! );
+//! let driver = TopologyTestDriver::new(builder.build()?)?;
+//! let store = driver.timestamped_key_value_store::<String, String>("names")?;
+//! driver.close()?;
+//! store.all(); // error[E0505]: cannot move out of `driver` because it is borrowed
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -74,7 +95,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// The value for `key`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn get(&self, key: &K) -> Option<V> {
         self.read(|s| s.get(key).cloned())
@@ -83,7 +104,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// Every entry, in key order.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn all(&self) -> Vec<(K, V)> {
         self.read(|s| s.all().map(|(k, v)| (k.clone(), v.clone())).collect())
@@ -92,7 +113,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// The entries whose key is in `range`, in key order.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn range<R: RangeBounds<K>>(&self, range: R) -> Vec<(K, V)> {
         self.read(|s| {
@@ -105,7 +126,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// The entries as a map.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn to_map(&self) -> BTreeMap<K, V> {
         self.all().into_iter().collect()
@@ -114,7 +135,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// How many entries there are.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(|s| s.approximate_num_entries())
@@ -123,7 +144,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// Puts a value, as a test setting up state would (the changelog gets it).
     ///
     /// # Errors
-    /// The changelog serde failed, or the driver was closed.
+    /// The changelog serde failed, or the driver is in use.
     pub fn put(&self, key: K, value: V) -> Result<Option<V>> {
         self.with(|s| s.put(key, value))
     }
@@ -131,7 +152,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// Deletes a key (the changelog gets a tombstone).
     ///
     /// # Errors
-    /// The changelog serde failed, or the driver was closed.
+    /// The changelog serde failed, or the driver is in use.
     pub fn delete(&self, key: &K) -> Result<Option<V>> {
         self.with(|s| s.delete(key))
     }
@@ -162,7 +183,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     /// The value and its timestamp for `key`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn get(&self, key: &K) -> Option<ValueAndTimestamp<V>> {
         self.read(|s| s.get(key).cloned())
@@ -171,7 +192,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     /// Every entry, in key order.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn all(&self) -> Vec<(K, ValueAndTimestamp<V>)> {
         self.read(|s| s.all().map(|(k, v)| (k.clone(), v.clone())).collect())
@@ -180,7 +201,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     /// The values without timestamps, as a map.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn to_map(&self) -> BTreeMap<K, V> {
         self.all().into_iter().map(|(k, v)| (k, v.value)).collect()
@@ -189,7 +210,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     /// How many entries there are.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(|s| s.approximate_num_entries())
@@ -273,7 +294,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// The value of `key` in the window starting at `window_start`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn get(&self, key: &K, window_start: i64) -> Option<V> {
         self.read(
@@ -286,7 +307,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// `from..=to`, as Kafka's `fetch(key, from, to)`), by window start.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn fetch<R: RangeBounds<i64> + Clone + 'static>(&self, key: &K, range: R) -> Vec<(i64, V)> {
         let r = range.clone();
@@ -299,7 +320,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// As [`WindowStoreView::fetch`], latest window first, Kafka's `backwardFetch`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn backward_fetch<R: RangeBounds<i64> + Clone + 'static>(
         &self,
@@ -315,7 +336,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// start then key, Kafka's `fetchAll(from, to)`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn fetch_all<R: RangeBounds<i64> + Clone + 'static>(
         &self,
@@ -331,7 +352,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// Every live entry, by window start then key.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, V)> {
         self.fetch_all(..)
@@ -340,7 +361,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// How many live entries there are.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(
@@ -354,7 +375,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// unknown (`-1`), as with Kafka's facade.
     ///
     /// # Errors
-    /// The changelog serde failed, or the driver was closed.
+    /// The changelog serde failed, or the driver is in use.
     pub fn put(&self, key: K, value: V, window_start: i64) -> Result<()> {
         let (k, v) = (key.clone(), value.clone());
         self.with(
@@ -396,7 +417,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_
     /// The value and timestamp of `key` in the window at `window_start`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn get(&self, key: &K, window_start: i64) -> Option<ValueAndTimestamp<V>> {
         self.read(|s| s.get(key, window_start).cloned())
@@ -405,7 +426,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_
     /// The values of `key` in the windows starting in `range`, by start.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn fetch<R: RangeBounds<i64> + 'static>(
         &self,
@@ -418,7 +439,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_
     /// Every live entry, by window start then key.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, ValueAndTimestamp<V>)> {
         self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
@@ -480,7 +501,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// Every live session of `key`, Kafka's `fetch(key)`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn fetch(&self, key: &K) -> Vec<(Windowed<K>, V)> {
         self.read(|s| s.fetch(key).map(|(w, v)| (w, v.clone())).collect())
@@ -490,7 +511,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// and start at or before `latest_session_start`, Kafka's `findSessions`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn find_sessions(
         &self,
@@ -508,7 +529,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// The value of exactly this session, Kafka's `fetchSession`.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn fetch_session(&self, key: &K, start: i64, end: i64) -> Option<V> {
         self.read(|s| s.fetch_session(key, start, end).cloned())
@@ -517,7 +538,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// Every live session, by end then key.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, V)> {
         self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
@@ -526,7 +547,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// How many live sessions there are.
     ///
     /// # Panics
-    /// If the driver was closed.
+    /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(|s| s.approximate_num_entries())
@@ -535,7 +556,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// Puts a session's value (the changelog gets it).
     ///
     /// # Errors
-    /// The changelog serde failed, or the driver was closed.
+    /// The changelog serde failed, or the driver is in use.
     pub fn put(&self, session: Windowed<K>, value: V) -> Result<()> {
         self.with(|s| s.put(session, value))
     }
@@ -543,7 +564,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// Removes a session (the changelog gets a tombstone).
     ///
     /// # Errors
-    /// The changelog serde failed, or the driver was closed.
+    /// The changelog serde failed, or the driver is in use.
     pub fn remove(&self, session: &Windowed<K>) -> Result<()> {
         self.with(|s| s.remove(session))
     }

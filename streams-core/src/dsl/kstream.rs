@@ -173,8 +173,29 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Names the node that the next operator on this stream adds (Kafka's
-    /// `Named.as(..)`), instead of a generated name. A named node does not
-    /// use a number of the shared counter.
+    /// `Named.as(..)`), instead of a generated name. As in Kafka, most
+    /// operators still take a number of the shared counter, so that naming
+    /// one node does not renumber the others; `process`, `repartition` and
+    /// the windowed aggregations take none for a given name
+    /// (`NamedInternal.orElseGenerateWithPrefix`).
+    ///
+    /// ```
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .named("long-only")
+    ///     .filter(|_, v| v.len() > 3)
+    ///     .map_values(|v| v.to_uppercase())
+    ///     .to("out");
+    /// // `long-only` took number 1: the next node is 2.
+    /// assert_eq!(
+    ///     builder.build()?.node_names(),
+    ///     ["KSTREAM-SOURCE-0000000000", "long-only", "KSTREAM-MAPVALUES-0000000002", "KSTREAM-SINK-0000000003"]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.next_name = Some(name.into());
         self

@@ -1,7 +1,10 @@
 //! The processors of windowed aggregations, Kafka's
 //! `KStreamWindowAggregate`, `KStreamSlidingWindowAggregate` and
-//! `KStreamSessionWindowAggregate` (with the default emit strategy: every
-//! update is forwarded). They forward `Record<Windowed<K>, Change<VA>>`.
+//! `KStreamSessionWindowAggregate` with the default emit strategy
+//! (`ON_WINDOW_UPDATE`): every update goes to the store, and the record
+//! cache in front of it (`dsl::cache`, on unless disabled) forwards a
+//! window's last update of each input record; with caching off, every
+//! update. They forward `Record<Windowed<K>, Change<VA>>`.
 //!
 //! Each keeps its own *observed stream time*, the largest timestamp it
 //! has seen; a window is closed once its end plus the grace period is at or
