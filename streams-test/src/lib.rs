@@ -29,6 +29,7 @@
 
 pub mod cluster;
 mod driver;
+mod example;
 pub mod fluent;
 mod input_topic;
 mod output_topic;
@@ -39,6 +40,7 @@ mod test_record;
 
 pub use cluster::{TypedProducer, read_topic};
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
+pub use example::{Example, example, example_with_config};
 pub use fluent::{
     IntoKeyValue, IntoTopology, RecordAssert, Snapshot, StoreAssert, TableAssert, TestInput,
     TestOutput, TestTopology,

@@ -120,21 +120,21 @@ impl StreamsBuilder {
     ///
     /// ```
     /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Consumed, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_core::Consumed;
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder.stream::<String, String>(["en", "nl"]).to("greetings");
-    /// builder
-    ///     .stream_with("prices", Consumed::with(StringSerde, I64Serde))
-    ///     .filter(|_, price| *price > 10)
-    ///     .to("high-prices");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let en = driver.create_input_topic("en", StringSerde, StringSerde);
-    /// let nl = driver.create_input_topic("nl", StringSerde, StringSerde);
-    /// let prices = driver.create_input_topic("prices", StringSerde, I64Serde);
-    /// let greetings = driver.create_output_topic("greetings", StringSerde, StringSerde);
-    /// let high = driver.create_output_topic("high-prices", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>(["en", "nl"]).to("greetings");
+    ///     builder
+    ///         .stream_with("prices", Consumed::with(StringSerde, I64Serde))
+    ///         .filter(|_, price| *price > 10)
+    ///         .to("high-prices");
+    /// });
+    /// let en = driver.input::<String, String>("en");
+    /// let nl = driver.input::<String, String>("nl");
+    /// let prices = driver.input::<String, i64>("prices");
+    /// let greetings = driver.output::<String, String>("greetings");
+    /// let high = driver.output::<String, i64>("high-prices");
     /// en.pipe_key_value("1", "hello");
     /// nl.pipe_key_value("2", "hallo");
     /// prices.pipe_key_value("pen", 5);
@@ -177,18 +177,18 @@ impl StreamsBuilder {
     ///
     /// ```
     /// use streams_core::serde::StringSerde;
-    /// use streams_core::{Consumed, Materialized, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_core::{Consumed, Materialized};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder.table::<String, String>("users").to_stream().to("user-updates");
-    /// builder.table_with::<String, String>("emails", Materialized::as_("emails"));
-    /// builder.table_consumed("phones", Consumed::with(StringSerde, StringSerde), Materialized::as_("phones"));
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let users = driver.create_input_topic("users", StringSerde, StringSerde);
-    /// let emails = driver.create_input_topic("emails", StringSerde, StringSerde);
-    /// let phones = driver.create_input_topic("phones", StringSerde, StringSerde);
-    /// let updates = driver.create_output_topic("user-updates", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     builder.table::<String, String>("users").to_stream().to("user-updates");
+    ///     builder.table_with::<String, String>("emails", Materialized::as_("emails"));
+    ///     builder.table_consumed("phones", Consumed::with(StringSerde, StringSerde), Materialized::as_("phones"));
+    /// });
+    /// let users = driver.input::<String, String>("users");
+    /// let emails = driver.input::<String, String>("emails");
+    /// let phones = driver.input::<String, String>("phones");
+    /// let updates = driver.output::<String, String>("user-updates");
     /// users.pipe_key_value("1", "Ann");
     /// users.pipe_key_value("1", "Anna");
     /// users.pipe_tombstone("1");

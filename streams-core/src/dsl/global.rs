@@ -11,20 +11,19 @@
 //! join), so the stream needs no repartition.
 //!
 //! ```
-//! use streams_core::serde::StringSerde;
-//! use streams_core::{Materialized, StreamsBuilder};
-//! use streams_test::{KeyValue, TopologyTestDriver};
+//! use streams_core::Materialized;
+//! use streams_test::{KeyValue, example};
 //!
-//! let builder = StreamsBuilder::new();
-//! let countries = builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
-//! builder
-//!     .stream::<String, String>("visits") // user -> country code
-//!     .join_global(&countries, |_, code| code.clone(), |code, name| format!("{code}: {name}"))
-//!     .to("visits-by-country");
-//! let driver = TopologyTestDriver::new(builder.build()?)?;
-//! let countries_in = driver.create_input_topic("countries", StringSerde, StringSerde);
-//! let visits = driver.create_input_topic("visits", StringSerde, StringSerde);
-//! let out = driver.create_output_topic("visits-by-country", StringSerde, StringSerde);
+//! let driver = example(|builder| {
+//!     let countries = builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
+//!     builder
+//!         .stream::<String, String>("visits") // user -> country code
+//!         .join_global(&countries, |_, code| code.clone(), |code, name| format!("{code}: {name}"))
+//!         .to("visits-by-country");
+//! });
+//! let countries_in = driver.input::<String, String>("countries");
+//! let visits = driver.input::<String, String>("visits");
+//! let out = driver.output::<String, String>("visits-by-country");
 //! countries_in.pipe_key_value("NL", "Netherlands");
 //! visits.pipe_key_value("ann", "NL");
 //! visits.pipe_key_value("bob", "FR"); // no row: an inner join drops it
@@ -223,24 +222,22 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// as in Kafka.
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let products = builder.global_table::<String, String>("products");
-    /// let orders = builder.stream::<String, String>("orders"); // order id -> product id
-    /// orders.clone().join_global(&products, |_, id| id.clone(), |_, name| name.clone()).to("named");
-    /// orders
-    ///     .left_join_global(&products, |_, id| id.clone(), |id, name| {
-    ///         name.cloned().unwrap_or(format!("#{id}"))
-    ///     })
-    ///     .to("all-named");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let products_in = driver.create_input_topic("products", StringSerde, StringSerde);
-    /// let orders_in = driver.create_input_topic("orders", StringSerde, StringSerde);
-    /// let named = driver.create_output_topic("named", StringSerde, StringSerde);
-    /// let all_named = driver.create_output_topic("all-named", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let products = builder.global_table::<String, String>("products");
+    ///     let orders = builder.stream::<String, String>("orders"); // order id -> product id
+    ///     orders.clone().join_global(&products, |_, id| id.clone(), |_, name| name.clone()).to("named");
+    ///     orders
+    ///         .left_join_global(&products, |_, id| id.clone(), |id, name| {
+    ///             name.cloned().unwrap_or(format!("#{id}"))
+    ///         })
+    ///         .to("all-named");
+    /// });
+    /// let products_in = driver.input::<String, String>("products");
+    /// let orders_in = driver.input::<String, String>("orders");
+    /// let named = driver.output::<String, String>("named");
+    /// let all_named = driver.output::<String, String>("all-named");
     /// products_in.pipe_key_value("p1", "pen");
     /// orders_in.pipe_key_value("o1", "p1");
     /// orders_in.pipe_key_value("o2", "p2"); // no such product

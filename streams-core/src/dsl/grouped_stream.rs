@@ -53,15 +53,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Groups the records by their key, Kafka's `groupByKey`.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder.stream::<String, String>("clicks").group_by_key().count().to_stream().to("clicks-per-user");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
-    /// let counts = driver.create_output_topic("clicks-per-user", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("clicks").group_by_key().count().to_stream().to("clicks-per-user");
+    /// });
+    /// let clicks = driver.input::<String, String>("clicks");
+    /// let counts = driver.output::<String, i64>("clicks-per-user");
     /// clicks.pipe_key_value("ann", "home");
     /// clicks.pipe_key_value("bob", "home");
     /// clicks.pipe_key_value("ann", "cart");
@@ -90,21 +88,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// node (named after `grouped`, if named) and then a repartition.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("text")
-    ///     .flat_map_values(|line| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
-    ///     .group_by(|_, word| word.clone())
-    ///     .count()
-    ///     .to_stream()
-    ///     .to("word-counts");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let text = driver.create_input_topic("text", StringSerde, StringSerde);
-    /// let counts = driver.create_output_topic("word-counts", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("text")
+    ///         .flat_map_values(|line| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+    ///         .group_by(|_, word| word.clone())
+    ///         .count()
+    ///         .to_stream()
+    ///         .to("word-counts");
+    /// });
+    /// let text = driver.input::<String, String>("text");
+    /// let counts = driver.output::<String, i64>("word-counts");
     /// text.pipe_value("to be or not to be");
     /// // Each word goes through the repartition topic as a record of its own.
     /// assert_eq!(
@@ -222,20 +218,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// key or value are dropped and counted.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_core::Materialized;
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("clicks")
-    ///     .group_by(|_, page| page.clone())
-    ///     .count_with(Materialized::as_("clicks-per-page"))
-    ///     .to_stream()
-    ///     .to("page-counts");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
-    /// let counts = driver.create_output_topic("page-counts", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("clicks")
+    ///         .group_by(|_, page| page.clone())
+    ///         .count_with(Materialized::as_("clicks-per-page"))
+    ///         .to_stream()
+    ///         .to("page-counts");
+    /// });
+    /// let clicks = driver.input::<String, String>("clicks");
+    /// let counts = driver.output::<String, i64>("page-counts");
     /// clicks.pipe_key_value("ann", "home");
     /// clicks.pipe_key_value("bob", "home");
     /// assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("home", 1), KeyValue::pair("home", 2)]);
@@ -267,20 +262,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// the aggregate, then `reducer(aggregate, value)`.
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("visits")
-    ///     .group_by_key()
-    ///     .reduce(|path, page| format!("{path} > {page}"))
-    ///     .to_stream()
-    ///     .to("paths");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let visits = driver.create_input_topic("visits", StringSerde, StringSerde);
-    /// let paths = driver.create_output_topic("paths", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("visits")
+    ///         .group_by_key()
+    ///         .reduce(|path, page| format!("{path} > {page}"))
+    ///         .to_stream()
+    ///         .to("paths");
+    /// });
+    /// let visits = driver.input::<String, String>("visits");
+    /// let paths = driver.output::<String, String>("paths");
     /// visits.pipe_key_value("ann", "home");
     /// visits.pipe_key_value("ann", "cart");
     /// assert_eq!(
@@ -327,20 +320,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// of a key is added to `initializer()`.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("messages")
-    ///     .group_by_key()
-    ///     .aggregate(|| 0_i64, |_, text: &String, chars| chars + text.len() as i64)
-    ///     .to_stream()
-    ///     .to("chars-per-user");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let messages = driver.create_input_topic("messages", StringSerde, StringSerde);
-    /// let chars = driver.create_output_topic("chars-per-user", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("messages")
+    ///         .group_by_key()
+    ///         .aggregate(|| 0_i64, |_, text: &String, chars| chars + text.len() as i64)
+    ///         .to_stream()
+    ///         .to("chars-per-user");
+    /// });
+    /// let messages = driver.input::<String, String>("messages");
+    /// let chars = driver.output::<String, i64>("chars-per-user");
     /// messages.pipe_key_value("ann", "hi");
     /// messages.pipe_key_value("ann", "bye");
     /// assert_eq!(chars.read_key_values_to_list(), [KeyValue::pair("ann", 2), KeyValue::pair("ann", 5)]);

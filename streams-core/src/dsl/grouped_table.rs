@@ -54,20 +54,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Re-keys the table for an aggregation, Kafka's `KTable.groupBy`.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .table::<String, String>("user-regions")
-    ///     .group_by(|user, region| (region.clone(), user.clone()))
-    ///     .count()
-    ///     .to_stream()
-    ///     .to("users-per-region");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let regions = driver.create_input_topic("user-regions", StringSerde, StringSerde);
-    /// let counts = driver.create_output_topic("users-per-region", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("user-regions")
+    ///         .group_by(|user, region| (region.clone(), user.clone()))
+    ///         .count()
+    ///         .to_stream()
+    ///         .to("users-per-region");
+    /// });
+    /// let regions = driver.input::<String, String>("user-regions");
+    /// let counts = driver.output::<String, i64>("users-per-region");
     /// regions.pipe_key_value("ann", "EU");
     /// regions.pipe_key_value("bob", "EU");
     /// regions.pipe_key_value("ann", "US"); // leaves EU, joins US
@@ -216,20 +214,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     /// Counts the rows per key, Kafka's `KGroupedTable.count`.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_core::Materialized;
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .table::<String, String>("user-regions")
-    ///     .group_by(|user, region| (region.clone(), user.clone()))
-    ///     .count_with(Materialized::as_("region-counts"))
-    ///     .to_stream()
-    ///     .to("users-per-region");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let regions = driver.create_input_topic("user-regions", StringSerde, StringSerde);
-    /// let counts = driver.create_output_topic("users-per-region", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("user-regions")
+    ///         .group_by(|user, region| (region.clone(), user.clone()))
+    ///         .count_with(Materialized::as_("region-counts"))
+    ///         .to_stream()
+    ///         .to("users-per-region");
+    /// });
+    /// let regions = driver.input::<String, String>("user-regions");
+    /// let counts = driver.output::<String, i64>("users-per-region");
     /// regions.pipe_key_value("ann", "EU");
     /// regions.pipe_key_value("bob", "EU");
     /// regions.pipe_tombstone("bob"); // a deleted row is subtracted
@@ -264,20 +261,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     /// row and `subtractor(aggregate, old)` for each removed one.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .table::<String, i64>("balances") // "region/user" -> balance
-    ///     .group_by(|key, balance| (key.split('/').next().unwrap().to_owned(), *balance))
-    ///     .reduce(|total, added| total + added, |total, removed| total - removed)
-    ///     .to_stream()
-    ///     .to("region-totals");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let balances = driver.create_input_topic("balances", StringSerde, I64Serde);
-    /// let totals = driver.create_output_topic("region-totals", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, i64>("balances") // "region/user" -> balance
+    ///         .group_by(|key, balance| (key.split('/').next().unwrap().to_owned(), *balance))
+    ///         .reduce(|total, added| total + added, |total, removed| total - removed)
+    ///         .to_stream()
+    ///         .to("region-totals");
+    /// });
+    /// let balances = driver.input::<String, i64>("balances");
+    /// let totals = driver.output::<String, i64>("region-totals");
     /// balances.pipe_key_value("EU/ann", 10);
     /// balances.pipe_key_value("EU/bob", 5);
     /// balances.pipe_key_value("EU/ann", 7); // subtracts 10, adds 7: one update
@@ -325,26 +320,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     /// `KGroupedTable.aggregate`.
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .table::<String, String>("user-regions")
-    ///     .group_by(|user, region| (region.clone(), user.clone()))
-    ///     .aggregate(
-    ///         String::new,
-    ///         |_, user, users| if users.is_empty() { user.clone() } else { format!("{users},{user}") },
-    ///         |_, user, users| {
-    ///             users.split(',').filter(|u| *u != user.as_str()).collect::<Vec<_>>().join(",")
-    ///         },
-    ///     )
-    ///     .to_stream()
-    ///     .to("region-users");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let regions = driver.create_input_topic("user-regions", StringSerde, StringSerde);
-    /// let users = driver.create_output_topic("region-users", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("user-regions")
+    ///         .group_by(|user, region| (region.clone(), user.clone()))
+    ///         .aggregate(
+    ///             String::new,
+    ///             |_, user, users| if users.is_empty() { user.clone() } else { format!("{users},{user}") },
+    ///             |_, user, users| {
+    ///                 users.split(',').filter(|u| *u != user.as_str()).collect::<Vec<_>>().join(",")
+    ///             },
+    ///         )
+    ///         .to_stream()
+    ///         .to("region-users");
+    /// });
+    /// let regions = driver.input::<String, String>("user-regions");
+    /// let users = driver.output::<String, String>("region-users");
     /// regions.pipe_key_value("ann", "EU");
     /// regions.pipe_key_value("bob", "EU");
     /// regions.pipe_key_value("ann", "US");

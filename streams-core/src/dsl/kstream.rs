@@ -85,22 +85,20 @@ use crate::topology::{SinkTopic, TopicName, TopicNameExtractor, extractor_parts}
 /// the repartition topic, named after the count's store.
 ///
 /// ```
-/// use streams_core::serde::{I64Serde, StringSerde};
-/// use streams_core::StreamsBuilder;
-/// use streams_test::{KeyValue, TopologyTestDriver};
+/// use streams_test::{KeyValue, example};
 ///
-/// let builder = StreamsBuilder::new();
-/// builder
-///     .stream::<String, String>("in")
-///     .map(|_, v| (v.chars().take(1).collect::<String>(), v.clone()))
-///     .filter(|_, v| v.len() > 1)
-///     .group_by_key()
-///     .count()
-///     .to_stream()
-///     .to("out");
-/// let driver = TopologyTestDriver::new(builder.build()?)?;
-/// let input = driver.create_input_topic("in", StringSerde, StringSerde);
-/// let out = driver.create_output_topic("out", StringSerde, I64Serde);
+/// let driver = example(|builder| {
+///     builder
+///         .stream::<String, String>("in")
+///         .map(|_, v| (v.chars().take(1).collect::<String>(), v.clone()))
+///         .filter(|_, v| v.len() > 1)
+///         .group_by_key()
+///         .count()
+///         .to_stream()
+///         .to("out");
+/// });
+/// let input = driver.input::<String, String>("in");
+/// let out = driver.output::<String, i64>("out");
 /// input.pipe_key_values([("k1", "ab"), ("k2", "a"), ("k3", "ac")]);
 /// assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("a", 1), KeyValue::pair("a", 2)]);
 /// assert_eq!(
@@ -506,15 +504,13 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// `<application.id>-KSTREAM-REPARTITION-000000000N-repartition`.
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder.stream::<String, String>("in").repartition().to("out");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let input = driver.create_input_topic("in", StringSerde, StringSerde);
-    /// let out = driver.create_output_topic("out", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("in").repartition().to("out");
+    /// });
+    /// let input = driver.input::<String, String>("in");
+    /// let out = driver.output::<String, String>("out");
     /// input.pipe_key_value("k", "v");
     /// assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("k", "v")]);
     /// assert_eq!(

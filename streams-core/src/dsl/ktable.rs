@@ -232,18 +232,16 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// deleted downstream, Kafka's `KTable.filter`.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let stock = builder.table::<String, i64>("stock");
-    /// stock.clone().filter(|_, n| *n > 0).to_stream().to("in-stock");
-    /// stock.filter_not(|_, n| *n > 0).to_stream().to("sold-out");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let stock_in = driver.create_input_topic("stock", StringSerde, I64Serde);
-    /// let in_stock = driver.create_output_topic("in-stock", StringSerde, I64Serde);
-    /// let sold_out = driver.create_output_topic("sold-out", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     let stock = builder.table::<String, i64>("stock");
+    ///     stock.clone().filter(|_, n| *n > 0).to_stream().to("in-stock");
+    ///     stock.filter_not(|_, n| *n > 0).to_stream().to("sold-out");
+    /// });
+    /// let stock_in = driver.input::<String, i64>("stock");
+    /// let in_stock = driver.output::<String, i64>("in-stock");
+    /// let sold_out = driver.output::<String, i64>("sold-out");
     /// stock_in.pipe_key_value("pen", 3);
     /// stock_in.pipe_key_value("pen", 0);
     /// // A row that does not pass is deleted downstream: a tombstone.
@@ -321,19 +319,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Maps each row's value, Kafka's `KTable.mapValues`.
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{TestRecord, TopologyTestDriver};
+    /// use streams_test::{TestRecord, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .table::<String, String>("names")
-    ///     .map_values(|_, name| name.len() as i64)
-    ///     .to_stream()
-    ///     .to("name-lengths");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let names = driver.create_input_topic("names", StringSerde, StringSerde);
-    /// let lengths = driver.create_output_topic("name-lengths", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("names")
+    ///         .map_values(|_, name| name.len() as i64)
+    ///         .to_stream()
+    ///         .to("name-lengths");
+    /// });
+    /// let names = driver.input::<String, String>("names");
+    /// let lengths = driver.output::<String, i64>("name-lengths");
     /// names.pipe_key_value_at("1", "Ann", 10);
     /// names.pipe_key_value_at("1", "Anna", 20);
     /// names.pipe_record(TestRecord::tombstone("1").at(30)); // a delete stays one
@@ -367,15 +363,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// update's new value, and a tombstone for each delete.
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder.table::<String, String>("users").to_stream().to("user-changes");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let users = driver.create_input_topic("users", StringSerde, StringSerde);
-    /// let changes = driver.create_output_topic("user-changes", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     builder.table::<String, String>("users").to_stream().to("user-changes");
+    /// });
+    /// let users = driver.input::<String, String>("users");
+    /// let changes = driver.output::<String, String>("user-changes");
     /// users.pipe_key_value("1", "Ann");
     /// users.pipe_tombstone("1");
     /// assert_eq!(changes.read_key_values_to_list(), [KeyValue::pair("1", "Ann"), KeyValue::tombstone("1")]);

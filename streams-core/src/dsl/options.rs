@@ -278,24 +278,23 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     /// record is done; see [the DSL docs](crate::dsl#the-record-cache).
     ///
     /// ```
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_core::Materialized;
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let letters = builder
-    ///     .stream::<String, String>("words")
-    ///     .flat_map_values(|word| word.chars().map(String::from).collect::<Vec<_>>());
-    /// letters.clone().group_by_key().count().to_stream().to("cached");
-    /// letters
-    ///     .group_by_key()
-    ///     .count_with(Materialized::default().with_caching_disabled())
-    ///     .to_stream()
-    ///     .to("uncached");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let words = driver.create_input_topic("words", StringSerde, StringSerde);
-    /// let cached = driver.create_output_topic("cached", StringSerde, I64Serde);
-    /// let uncached = driver.create_output_topic("uncached", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     let letters = builder
+    ///         .stream::<String, String>("words")
+    ///         .flat_map_values(|word| word.chars().map(String::from).collect::<Vec<_>>());
+    ///     letters.clone().group_by_key().count().to_stream().to("cached");
+    ///     letters
+    ///         .group_by_key()
+    ///         .count_with(Materialized::default().with_caching_disabled())
+    ///         .to_stream()
+    ///         .to("uncached");
+    /// });
+    /// let words = driver.input::<String, String>("words");
+    /// let cached = driver.output::<String, i64>("cached");
+    /// let uncached = driver.output::<String, i64>("uncached");
     /// words.pipe_key_value("k", "abc"); // one input record, three updates of "k"
     /// assert_eq!(cached.read_key_values_to_list(), [KeyValue::pair("k", 3)]);
     /// assert_eq!(

@@ -264,20 +264,18 @@ impl<K: 'static> Suppressed<K> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{BufferConfig, Suppressed};
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let buffer = BufferConfig::max_records(2).emit_early_when_full();
-    /// builder
-    ///     .table::<String, String>("status")
-    ///     .suppress(Suppressed::until_time_limit(Duration::from_millis(10), buffer))
-    ///     .to_stream()
-    ///     .to("settled");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let status = driver.create_input_topic("status", StringSerde, StringSerde);
-    /// let settled = driver.create_output_topic("settled", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let buffer = BufferConfig::max_records(2).emit_early_when_full();
+    ///     builder
+    ///         .table::<String, String>("status")
+    ///         .suppress(Suppressed::until_time_limit(Duration::from_millis(10), buffer))
+    ///         .to_stream()
+    ///         .to("settled");
+    /// });
+    /// let status = driver.input::<String, String>("status");
+    /// let settled = driver.output::<String, String>("settled");
     /// status.pipe_key_value_at("a", "new", 0);
     /// status.pipe_key_value_at("a", "paid", 5); // replaces a's buffered update
     /// assert!(settled.is_empty());

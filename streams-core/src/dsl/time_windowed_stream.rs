@@ -16,8 +16,9 @@ use crate::error::StoreKind;
 use crate::serde::I64Serde;
 use crate::state::WindowParams;
 
-/// A grouped stream windowed by [`TimeWindows`] or [`SlidingWindows`],
-/// ready to aggregate, Kafka's `TimeWindowedKStream`.
+/// A grouped stream windowed by [`TimeWindows`](crate::dsl::TimeWindows)
+/// or [`SlidingWindows`](crate::dsl::SlidingWindows), ready to aggregate,
+/// Kafka's `TimeWindowedKStream`.
 ///
 /// Each aggregation keeps its result in a window store named as Kafka
 /// names it (`KSTREAM-AGGREGATE-STATE-STORE-0000000001`, or the name given
