@@ -30,6 +30,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -149,8 +150,10 @@ impl ConsumerConfig {
 /// A record a consumer read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerRecord {
-    /// The topic.
-    pub topic: String,
+    /// The topic: one name shared by the records of a poll (a clone is a
+    /// reference count, not a copy); it reads as a `&str` (`&*r.topic`,
+    /// `r.topic.as_ref()`, or `r.topic.to_string()` for a `String`).
+    pub topic: Arc<str>,
     /// The partition.
     pub partition: i32,
     /// The offset.
@@ -387,6 +390,8 @@ impl Consumer {
                 break;
             }
             let tp = &self.assignment[(start + i) % n];
+            // One copy of the name for the partition's records.
+            let topic: Arc<str> = Arc::from(tp.topic.as_str());
             let mut position = resolve_position(&self.config, &self.positions, &state, tp)?;
             let log = state.log(tp)?;
             let batches = match log.read_batches(position, remaining) {
@@ -424,7 +429,7 @@ impl Consumer {
                         }
                         position = record.offset + 1;
                         out.push(ConsumerRecord {
-                            topic: tp.topic.clone(),
+                            topic: Arc::clone(&topic),
                             partition: tp.partition,
                             offset: record.offset,
                             timestamp: record.timestamp,

@@ -619,6 +619,7 @@ impl RecordIter<'_> {
     /// was checked by `read_record` when the batch was built or read in):
     /// the same fields, without working out why bytes would be wrong.
     /// `None` only for bytes that are not a valid batch.
+    #[inline]
     fn read_valid(&mut self) -> Option<LogRecord> {
         let data: &[u8] = self.data;
         let mut p = self.pos;
@@ -683,6 +684,7 @@ fn read_range(body: &[u8], pos: &mut usize) -> Option<Option<(usize, usize)>> {
 impl Iterator for RecordIter<'_> {
     type Item = LogRecord;
 
+    #[inline]
     fn next(&mut self) -> Option<LogRecord> {
         if self.remaining <= 0 {
             return None;

@@ -3,26 +3,12 @@
 use bytes::Bytes;
 
 use super::batch::{ATTRIBUTES_OFFSET, BatchAttributes, CRC_OFFSET, RecordBatch};
-use super::varint::{put_varint, put_varlong};
+use super::varint::put_varint;
 use super::{
     Header, LOG_OVERHEAD, LogRecord, MAGIC_VALUE_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, Record,
     RecordBatchBuildError, TimestampType, record_body_size, varint,
 };
-
-/// A record waiting in the builder, with its absolute offset and timestamp.
-#[derive(Debug, Clone)]
-struct Pending {
-    offset: i64,
-    timestamp: i64,
-    key: Option<Bytes>,
-    value: Option<Bytes>,
-    headers: Vec<Header>,
-    /// The record's body size (`sizeOfBodyInBytes`) against the batch's
-    /// base timestamp, worked out on append (and again when a delete
-    /// horizon moves the base timestamp), so that `encode` need not.
-    body: usize,
-}
 
 /// Builds one uncompressed v2 [`RecordBatch`], byte for byte as Kafka's
 /// `MemoryRecordsBuilder` (magic 2, `Compression.NONE`) writes it.
@@ -36,11 +22,14 @@ struct Pending {
 /// the largest record timestamp (-1 if all are -1), or the log append time
 /// in a `LogAppendTime` batch.
 ///
-/// Records are kept (their buffers shared, not copied) until
-/// [`build`](RecordBatchBuilder::build), which knows the exact size and so
-/// writes the batch into one buffer allocated once;
+/// Each record is encoded into the batch's buffer as it is appended (as
+/// Kafka's builder writes into its `ByteBuffer`): the builder keeps no
+/// reference to the records' buffers, and
+/// [`build`](RecordBatchBuilder::build) only writes the header and the CRC.
+/// The buffer is sized on the first record for as many records of that
+/// size as [`with_capacity`](RecordBatchBuilder::with_capacity) was told;
 /// [`estimated_size_in_bytes`](RecordBatchBuilder::estimated_size_in_bytes)
-/// is that exact size.
+/// is the exact size so far.
 ///
 /// ```
 /// use streams_broker::record::{Record, RecordBatchBuilder, TimestampType};
@@ -69,9 +58,17 @@ pub struct RecordBatchBuilder {
     control: bool,
     delete_horizon_ms: Option<i64>,
     last_offset: Option<i64>,
-    records: Vec<Pending>,
-    /// The exact encoded size of the batch so far, header included.
-    size: usize,
+    /// The batch so far: room for the header (written by `encode`), then
+    /// the records, encoded; empty until the first record.
+    buf: Vec<u8>,
+    /// How many records the caller expects (the first sizes the buffer).
+    expected_records: usize,
+    /// How many records were appended.
+    count: usize,
+    /// The first record's timestamp.
+    first_timestamp: Option<i64>,
+    /// The last record's offset.
+    last_record_offset: Option<i64>,
     max_timestamp: i64,
     /// The first error of an [`append`](RecordBatchBuilder::append), reported by `build`.
     error: Option<RecordBatchBuildError>,
@@ -97,8 +94,11 @@ impl RecordBatchBuilder {
             control: false,
             delete_horizon_ms: None,
             last_offset: None,
-            records: Vec::with_capacity(records),
-            size: RECORD_BATCH_OVERHEAD,
+            buf: Vec::new(),
+            expected_records: records,
+            count: 0,
+            first_timestamp: None,
+            last_record_offset: None,
             max_timestamp: NO_TIMESTAMP,
             error: None,
         }
@@ -166,14 +166,12 @@ impl RecordBatchBuilder {
     /// A negative horizon is no horizon, as in Kafka's builder.
     #[must_use]
     pub fn delete_horizon_ms(mut self, delete_horizon_ms: Option<i64>) -> RecordBatchBuilder {
+        let old_base = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
         self.delete_horizon_ms = delete_horizon_ms.filter(|&h| h >= 0);
-        let base_timestamp = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
-        let mut size = RECORD_BATCH_OVERHEAD;
-        for r in &mut self.records {
-            r.body = body_size(self.base_offset, base_timestamp, r);
-            size = size.saturating_add(framed_size(r.body));
+        let new_base = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
+        if self.count > 0 && new_base != old_base {
+            self.buf = rebase_timestamps(&self.buf, old_base, new_base);
         }
-        self.size = size;
         self
     }
 
@@ -194,57 +192,47 @@ impl RecordBatchBuilder {
 
     /// The offset [`append`](RecordBatchBuilder::append) gives the next record.
     pub fn next_offset(&self) -> i64 {
-        self.records
-            .last()
-            .map_or(self.base_offset, |r| r.offset.wrapping_add(1))
+        self.last_record_offset
+            .map_or(self.base_offset, |o| o.wrapping_add(1))
     }
 
     /// How many records were appended.
     pub fn num_records(&self) -> usize {
-        self.records.len()
+        self.count
     }
 
     /// Whether no record was appended yet.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.count == 0
     }
 
     /// The size the batch will have, header included (exact: nothing is compressed).
     pub fn estimated_size_in_bytes(&self) -> usize {
-        self.size
+        self.buf.len().max(RECORD_BATCH_OVERHEAD)
     }
 
     /// Whether `record` fits in `write_limit` bytes with the records so far
     /// (Kafka's `hasRoomFor`): the first record always fits.
     pub fn has_room_for(&self, record: &Record, write_limit: usize) -> bool {
-        if self.records.is_empty() {
+        if self.is_empty() {
             return true;
         }
         let base_timestamp = self.base_timestamp().unwrap_or(record.timestamp);
-        let pending = Pending {
-            offset: self.next_offset(),
-            timestamp: record.timestamp,
-            key: record.key.clone(),
-            value: record.value.clone(),
-            headers: Vec::new(),
-            body: 0,
-        };
         let size = record_body_size(
-            offset_delta(self.base_offset, pending.offset),
-            pending.timestamp.wrapping_sub(base_timestamp),
-            pending.key.as_ref().map(Bytes::len),
-            pending.value.as_ref().map(Bytes::len),
+            offset_delta(self.base_offset, self.next_offset()),
+            record.timestamp.wrapping_sub(base_timestamp),
+            record.key.as_ref().map(Bytes::len),
+            record.value.as_ref().map(Bytes::len),
             &record.headers,
         );
         let size = size.saturating_add(varint::size_of_varint(
             i32::try_from(size).unwrap_or(i32::MAX),
         ));
-        write_limit >= self.size.saturating_add(size)
+        write_limit >= self.estimated_size_in_bytes().saturating_add(size)
     }
 
     fn base_timestamp(&self) -> Option<i64> {
-        self.delete_horizon_ms
-            .or(self.records.first().map(|r| r.timestamp))
+        self.delete_horizon_ms.or(self.first_timestamp)
     }
 
     /// Appends `record` at the next offset (the base offset, then one past
@@ -254,22 +242,15 @@ impl RecordBatchBuilder {
     /// use [`append_with_offset`](RecordBatchBuilder::append_with_offset)
     /// for the error at once.
     pub fn append(&mut self, record: &Record) {
-        let offset = match self.records.last() {
-            None => Some(self.base_offset),
-            Some(last) => last.offset.checked_add(1),
-        };
-        let result = match offset {
+        let result = match self.next_record_offset() {
             Some(offset) => self.push(
                 offset,
                 record.timestamp,
-                record.key.clone(),
-                record.value.clone(),
-                record.headers.clone(),
+                record.key.as_deref(),
+                record.value.as_deref(),
+                &record.headers,
             ),
-            None => Err(RecordBatchBuildError::OffsetDeltaOverflow {
-                offset: i64::MAX,
-                base_offset: self.base_offset,
-            }),
+            None => Err(self.offset_overflow()),
         };
         if let Err(e) = result {
             self.error.get_or_insert(e);
@@ -277,28 +258,24 @@ impl RecordBatchBuilder {
     }
 
     /// [`append`](RecordBatchBuilder::append) for a record the caller
-    /// gives up: its buffers move into the builder, not a reference
-    /// count more (the producer's path).
+    /// gives up (the producer's path); its bytes are copied into the batch
+    /// as `append` copies them.
     pub(crate) fn append_owned(&mut self, record: Record) {
-        let offset = match self.records.last() {
+        self.append(&record);
+    }
+
+    /// The offset `append` gives the next record; `None` past `i64::MAX`.
+    fn next_record_offset(&self) -> Option<i64> {
+        match self.last_record_offset {
             None => Some(self.base_offset),
-            Some(last) => last.offset.checked_add(1),
-        };
-        let result = match offset {
-            Some(offset) => self.push(
-                offset,
-                record.timestamp,
-                record.key,
-                record.value,
-                record.headers,
-            ),
-            None => Err(RecordBatchBuildError::OffsetDeltaOverflow {
-                offset: i64::MAX,
-                base_offset: self.base_offset,
-            }),
-        };
-        if let Err(e) = result {
-            self.error.get_or_insert(e);
+            Some(last) => last.checked_add(1),
+        }
+    }
+
+    fn offset_overflow(&self) -> RecordBatchBuildError {
+        RecordBatchBuildError::OffsetDeltaOverflow {
+            offset: i64::MAX,
+            base_offset: self.base_offset,
         }
     }
 
@@ -313,9 +290,9 @@ impl RecordBatchBuilder {
         self.push(
             offset,
             record.timestamp,
-            record.key.clone(),
-            record.value.clone(),
-            record.headers.clone(),
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &record.headers,
         )
     }
 
@@ -325,9 +302,9 @@ impl RecordBatchBuilder {
         self.push(
             record.offset,
             record.timestamp,
-            record.key.clone(),
-            record.value.clone(),
-            record.headers.clone(),
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &record.headers,
         )
     }
 
@@ -335,15 +312,15 @@ impl RecordBatchBuilder {
         &mut self,
         offset: i64,
         timestamp: i64,
-        key: Option<Bytes>,
-        value: Option<Bytes>,
-        headers: Vec<Header>,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
     ) -> Result<(), RecordBatchBuildError> {
-        if let Some(last) = self.records.last() {
-            if offset <= last.offset {
+        if let Some(last) = self.last_record_offset {
+            if offset <= last {
                 return Err(RecordBatchBuildError::OffsetNotIncreasing {
                     offset,
-                    previous: last.offset,
+                    previous: last,
                 });
             }
         }
@@ -372,8 +349,8 @@ impl RecordBatchBuilder {
         };
         let max = i32::MAX as usize;
         for (what, len) in [
-            ("key", key.as_ref().map_or(0, Bytes::len)),
-            ("value", value.as_ref().map_or(0, Bytes::len)),
+            ("key", key.map_or(0, <[u8]>::len)),
+            ("value", value.map_or(0, <[u8]>::len)),
         ] {
             if len > max {
                 return Err(too_large(what, len));
@@ -382,31 +359,76 @@ impl RecordBatchBuilder {
         if headers.len() > max {
             return Err(too_large("header list", headers.len()));
         }
-        for h in &headers {
+        for h in headers {
             let len = h.key.len().max(h.value.as_ref().map_or(0, Bytes::len));
             if len > max {
                 return Err(too_large("header", len));
             }
         }
-        let mut pending = Pending {
-            offset,
-            timestamp,
+        self.push_checked(offset, timestamp, key, value, headers)
+    }
+
+    /// Encodes a record that passed `push`'s checks (or a control record,
+    /// well formed by construction) at the end of the buffer.
+    fn push_checked(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+    ) -> Result<(), RecordBatchBuildError> {
+        let max = i32::MAX as usize;
+        let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
+        let offset_delta = offset_delta(self.base_offset, offset);
+        let timestamp_delta = timestamp.wrapping_sub(base_timestamp);
+        let body = record_body_size(
+            offset_delta,
+            timestamp_delta,
+            key.map(<[u8]>::len),
+            value.map(<[u8]>::len),
+            headers,
+        );
+        let framed = framed_size(body);
+        let size = self.estimated_size_in_bytes().saturating_add(framed);
+        if size > max {
+            return Err(RecordBatchBuildError::TooLarge {
+                offset,
+                what: "batch",
+                size,
+            });
+        }
+        if self.buf.is_empty() {
+            // Room for the header and, with a count from `with_capacity`,
+            // that many records of this one's size (a varint or two more
+            // each, for growing offset deltas), up to 1 MiB (Kafka's
+            // default `max.message.bytes`); past that the buffer grows.
+            let first = RECORD_BATCH_OVERHEAD.saturating_add(framed);
+            let rest = self.expected_records.saturating_sub(1);
+            let room = first
+                .saturating_add(rest.saturating_mul(framed.saturating_add(2)))
+                .min(first.max(1 << 20));
+            self.buf.reserve_exact(room);
+            self.buf.resize(RECORD_BATCH_OVERHEAD, 0);
+        }
+        write_record(
+            &mut self.buf,
+            body,
+            offset_delta,
+            timestamp_delta,
             key,
             value,
             headers,
-            body: 0,
-        };
-        let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
-        pending.body = body_size(self.base_offset, base_timestamp, &pending);
-        let size = self.size.saturating_add(framed_size(pending.body));
-        if size > max {
-            return Err(too_large("batch", size));
+        );
+        debug_assert_eq!(self.buf.len(), size, "the size accounting matches");
+        if self.first_timestamp.is_none() {
+            self.first_timestamp = Some(timestamp);
         }
-        self.size = size;
+        self.last_record_offset = Some(offset);
+        self.count += 1;
         if timestamp > self.max_timestamp {
             self.max_timestamp = timestamp;
         }
-        self.records.push(pending);
         Ok(())
     }
 
@@ -418,16 +440,16 @@ impl RecordBatchBuilder {
         if let Some(e) = self.error {
             return Err(e);
         }
-        if self.records.is_empty() {
+        if self.is_empty() {
             return Err(RecordBatchBuildError::Empty {
                 base_offset: self.base_offset,
             });
         }
-        if let (Some(last), Some(record)) = (self.last_offset, self.records.last()) {
-            if last < record.offset {
+        if let (Some(last), Some(record_offset)) = (self.last_offset, self.last_record_offset) {
+            if last < record_offset {
                 return Err(RecordBatchBuildError::OffsetNotIncreasing {
                     offset: last,
-                    previous: record.offset,
+                    previous: record_offset,
                 });
             }
             match last.checked_sub(self.base_offset) {
@@ -466,7 +488,7 @@ impl RecordBatchBuilder {
         let base_timestamp = self.base_timestamp().unwrap_or(NO_TIMESTAMP);
         let last_offset = self
             .last_offset
-            .or(self.records.last().map(|r| r.offset))
+            .or(self.last_record_offset)
             .unwrap_or(self.base_offset);
         let max_timestamp = match self.timestamp_type {
             TimestampType::LogAppendTime => self.log_append_time,
@@ -478,69 +500,53 @@ impl RecordBatchBuilder {
             self.control,
             self.delete_horizon_ms.is_some(),
         );
-        let mut out = Vec::with_capacity(self.size);
-        out.extend_from_slice(&self.base_offset.to_be_bytes());
-        let length = i32::try_from(self.size.saturating_sub(LOG_OVERHEAD)).unwrap_or(i32::MAX);
-        out.extend_from_slice(&length.to_be_bytes());
-        out.extend_from_slice(&self.partition_leader_epoch.to_be_bytes());
-        out.push(MAGIC_VALUE_V2 as u8);
-        out.extend_from_slice(&[0; 4]); // the CRC, once the rest is written
-        out.extend_from_slice(&attributes.raw().to_be_bytes());
-        out.extend_from_slice(&offset_delta(self.base_offset, last_offset).to_be_bytes());
-        out.extend_from_slice(&base_timestamp.to_be_bytes());
-        out.extend_from_slice(&max_timestamp.to_be_bytes());
-        out.extend_from_slice(&self.producer_id.to_be_bytes());
-        out.extend_from_slice(&self.producer_epoch.to_be_bytes());
-        out.extend_from_slice(&self.base_sequence.to_be_bytes());
-        let count = i32::try_from(self.records.len()).unwrap_or(i32::MAX);
-        out.extend_from_slice(&count.to_be_bytes());
-        for r in &self.records {
-            write_record(&mut out, self.base_offset, base_timestamp, r);
+        let mut out = self.buf;
+        if out.is_empty() {
+            out.resize(RECORD_BATCH_OVERHEAD, 0);
         }
+        let length = i32::try_from(out.len().saturating_sub(LOG_OVERHEAD)).unwrap_or(i32::MAX);
+        let count = i32::try_from(self.count).unwrap_or(i32::MAX);
+        let mut header = [0u8; RECORD_BATCH_OVERHEAD];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            header[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&self.base_offset.to_be_bytes());
+        put(&length.to_be_bytes());
+        put(&self.partition_leader_epoch.to_be_bytes());
+        put(&[MAGIC_VALUE_V2 as u8]);
+        put(&[0; 4]); // the CRC, once the rest is written
+        put(&attributes.raw().to_be_bytes());
+        put(&offset_delta(self.base_offset, last_offset).to_be_bytes());
+        put(&base_timestamp.to_be_bytes());
+        put(&max_timestamp.to_be_bytes());
+        put(&self.producer_id.to_be_bytes());
+        put(&self.producer_epoch.to_be_bytes());
+        put(&self.base_sequence.to_be_bytes());
+        put(&count.to_be_bytes());
+        debug_assert_eq!(at, RECORD_BATCH_OVERHEAD);
+        out[..RECORD_BATCH_OVERHEAD].copy_from_slice(&header);
         let crc = crc32c::crc32c(out.get(ATTRIBUTES_OFFSET..).unwrap_or_default());
         if let Some(dst) = out.get_mut(CRC_OFFSET..CRC_OFFSET + 4) {
             dst.copy_from_slice(&crc.to_be_bytes());
         }
-        debug_assert_eq!(
-            out.len(),
-            self.size,
-            "the size accounting matches the bytes written"
-        );
         RecordBatch::from_valid(Bytes::from(out))
     }
 
     /// Appends a record without the checks, for a control batch whose
     /// record is known to be well formed.
     pub(super) fn push_unchecked(&mut self, timestamp: i64, key: Bytes, value: Bytes) {
-        let mut pending = Pending {
-            offset: self.next_offset(),
-            timestamp,
-            key: Some(key),
-            value: Some(value),
-            headers: Vec::new(),
-            body: 0,
-        };
-        let base_timestamp = self.base_timestamp().unwrap_or(timestamp);
-        pending.body = body_size(self.base_offset, base_timestamp, &pending);
-        self.size = self.size.saturating_add(framed_size(pending.body));
-        self.max_timestamp = self.max_timestamp.max(timestamp);
-        self.records.push(pending);
+        let offset = self.next_offset();
+        // A control record's key and value are a few bytes: the batch
+        // cannot be too large.
+        let pushed = self.push_checked(offset, timestamp, Some(&key), Some(&value), &[]);
+        debug_assert!(pushed.is_ok(), "a control record fits in a batch");
     }
 }
 
 fn offset_delta(base_offset: i64, offset: i64) -> i32 {
     i32::try_from(offset.wrapping_sub(base_offset)).unwrap_or(i32::MAX)
-}
-
-/// The record's body size against `base_timestamp`.
-fn body_size(base_offset: i64, base_timestamp: i64, r: &Pending) -> usize {
-    record_body_size(
-        offset_delta(base_offset, r.offset),
-        r.timestamp.wrapping_sub(base_timestamp),
-        r.key.as_ref().map(Bytes::len),
-        r.value.as_ref().map(Bytes::len),
-        &r.headers,
-    )
 }
 
 /// A record's size with its length varint, from its body size.
@@ -550,31 +556,143 @@ fn framed_size(body: usize) -> usize {
     ))
 }
 
+/// A few varints written into a small buffer, appended to the batch at
+/// once (one bounds check rather than one a byte).
+struct Varints {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl Varints {
+    fn new() -> Varints {
+        Varints {
+            bytes: [0; 32],
+            len: 0,
+        }
+    }
+
+    /// At most 32 bytes of varints in all: 3 varints and a varlong, or
+    /// fewer (the callers' counts).
+    #[inline]
+    fn put_unsigned(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.bytes[self.len] = (value as u8) | 0x80;
+            self.len += 1;
+            value >>= 7;
+        }
+        self.bytes[self.len] = value as u8;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn put_varint(&mut self, value: i32) {
+        self.put_unsigned(u64::from(((value << 1) ^ (value >> 31)) as u32));
+    }
+
+    #[inline]
+    fn put_varlong(&mut self, value: i64) {
+        self.put_unsigned(((value << 1) ^ (value >> 63)) as u64);
+    }
+
+    #[inline]
+    fn put_byte(&mut self, byte: u8) {
+        self.bytes[self.len] = byte;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn flush(&mut self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.bytes[..self.len]);
+        self.len = 0;
+    }
+}
+
+fn len_varint(len: usize) -> i32 {
+    i32::try_from(len).unwrap_or(i32::MAX)
+}
+
 fn put_nullable(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
     match bytes {
         None => put_varint(out, -1),
         Some(bytes) => {
-            put_varint(out, i32::try_from(bytes.len()).unwrap_or(i32::MAX));
+            put_varint(out, len_varint(bytes.len()));
             out.extend_from_slice(bytes);
         }
     }
 }
 
-/// `DefaultRecord.writeTo`.
-fn write_record(out: &mut Vec<u8>, base_offset: i64, base_timestamp: i64, r: &Pending) {
-    let offset_delta = offset_delta(base_offset, r.offset);
-    let timestamp_delta = r.timestamp.wrapping_sub(base_timestamp);
-    let body = r.body;
-    debug_assert_eq!(body, body_size(base_offset, base_timestamp, r));
-    put_varint(out, i32::try_from(body).unwrap_or(i32::MAX));
-    out.push(0); // record attributes: none are used
-    put_varlong(out, timestamp_delta);
-    put_varint(out, offset_delta);
-    put_nullable(out, r.key.as_deref());
-    put_nullable(out, r.value.as_deref());
-    put_varint(out, i32::try_from(r.headers.len()).unwrap_or(i32::MAX));
-    for h in &r.headers {
+/// `DefaultRecord.writeTo`, for a record whose body size is `body`.
+fn write_record(
+    out: &mut Vec<u8>,
+    body: usize,
+    offset_delta: i32,
+    timestamp_delta: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[Header],
+) {
+    // length (5) + attributes (1) + timestamp delta (10) + offset delta
+    // (5) + key length (5): 26 bytes at most.
+    let mut v = Varints::new();
+    v.put_varint(len_varint(body));
+    v.put_byte(0); // record attributes: none are used
+    v.put_varlong(timestamp_delta);
+    v.put_varint(offset_delta);
+    match key {
+        None => v.put_varint(-1),
+        Some(key) => {
+            v.put_varint(len_varint(key.len()));
+            v.flush(out);
+            out.extend_from_slice(key);
+        }
+    }
+    // value length (5) + header count (5) when there is no key's bytes
+    // between: 26 + 10 bytes at most before a flush.
+    match value {
+        None => v.put_varint(-1),
+        Some(value) => {
+            v.put_varint(len_varint(value.len()));
+            v.flush(out);
+            out.extend_from_slice(value);
+        }
+    }
+    v.put_varint(len_varint(headers.len()));
+    v.flush(out);
+    for h in headers {
         put_nullable(out, Some(h.key.as_bytes()));
         put_nullable(out, h.value.as_deref());
     }
+}
+
+/// The records of `buf` (a builder's buffer: header room, then records)
+/// with their timestamp deltas taken from `old_base` to `new_base`; every
+/// other byte of each record as it was.
+fn rebase_timestamps(buf: &[u8], old_base: i64, new_base: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(buf.len() + 16);
+    out.extend_from_slice(&buf[..RECORD_BATCH_OVERHEAD]);
+    let mut pos = RECORD_BATCH_OVERHEAD;
+    while pos < buf.len() {
+        // The builder wrote these records: their framing is valid.
+        let Some(size) = varint::read_varint(buf, &mut pos) else {
+            break;
+        };
+        let end = pos + usize::try_from(size).unwrap_or(0);
+        let mut p = pos + 1; // attributes
+        let Some(delta) = varint::read_varlong(buf, &mut p) else {
+            break;
+        };
+        let timestamp = old_base.wrapping_add(delta);
+        let rest = &buf[p..end];
+        let mut v = Varints::new();
+        v.put_byte(0);
+        v.put_varlong(timestamp.wrapping_sub(new_base));
+        let body = v.len + rest.len();
+        let mut framed = Varints::new();
+        framed.put_varint(len_varint(body));
+        framed.flush(&mut out);
+        v.flush(&mut out);
+        out.extend_from_slice(rest);
+        pos = end;
+    }
+    out
 }

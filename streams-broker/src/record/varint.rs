@@ -51,6 +51,7 @@ pub fn put_varint(out: &mut Vec<u8>, value: i32) {
 
 /// Appends `value` as a zig-zag varlong.
 #[inline]
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn put_varlong(out: &mut Vec<u8>, value: i64) {
     put_unsigned(out, zigzag64(value));
 }
