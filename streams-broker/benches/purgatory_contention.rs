@@ -118,8 +118,39 @@ fn run_threads(config: PurgatoryConfig, threads: usize) -> Duration {
     elapsed
 }
 
-fn best_of(runs: usize, config: PurgatoryConfig) -> Duration {
-    (0..runs).map(|_| run(config)).min().unwrap_or_default()
+/// Rounds of the ratio measurement: each round runs both variants, one
+/// after the other, so that both see the same machine.
+const ROUNDS: usize = 7;
+
+/// `ROUNDS` interleaved runs of `a` and `b`: their times, in round order.
+fn interleaved(
+    a: impl Fn() -> Duration,
+    b: impl Fn() -> Duration,
+) -> (Vec<Duration>, Vec<Duration>) {
+    (0..ROUNDS).map(|_| (a(), b())).unzip()
+}
+
+fn min(times: &[Duration]) -> Duration {
+    times.iter().copied().min().unwrap_or_default()
+}
+
+/// The median of the rounds' ratios `slow / fast`.
+fn median_ratio(slow: &[Duration], fast: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = slow
+        .iter()
+        .zip(fast)
+        .map(|(s, f)| s.as_secs_f64() / f.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios.get(ratios.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// The 1-minute load average (Linux), to print next to the figures.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 fn main() {
@@ -144,28 +175,36 @@ fn main() {
     }
 
     let ops = (THREADS * OPS_PER_THREAD) as f64;
+    println!(
+        "{ROUNDS} rounds, sharded and global lock interleaved; load average before: {}",
+        load()
+    );
     for (label, timer) in [("timer enabled", true), ("timer disabled", false)] {
-        let sharded = best_of(5, PurgatoryConfig::sharded().timer_enabled(timer));
-        let global = best_of(5, PurgatoryConfig::global_lock().timer_enabled(timer));
+        let (sharded, global) = interleaved(
+            || run(PurgatoryConfig::sharded().timer_enabled(timer)),
+            || run(PurgatoryConfig::global_lock().timer_enabled(timer)),
+        );
+        let (best_sharded, best_global) = (min(&sharded), min(&global));
         println!(
-            "purgatory, 2 threads, 10,000 keys, {label}: sharded (512) {:.2} M ops/s ({:.1} ms); global lock {:.2} M ops/s ({:.1} ms); sharded speed-up {:.2}x",
-            ops / sharded.as_secs_f64() / 1e6,
-            sharded.as_secs_f64() * 1e3,
-            ops / global.as_secs_f64() / 1e6,
-            global.as_secs_f64() * 1e3,
-            global.as_secs_f64() / sharded.as_secs_f64()
+            "purgatory, 2 threads, 10,000 keys, {label}: sharded (512) {:.2} M ops/s ({:.1} ms); global lock {:.2} M ops/s ({:.1} ms); sharded speed-up {:.2}x best-of-{ROUNDS}, {:.2}x median of the rounds",
+            ops / best_sharded.as_secs_f64() / 1e6,
+            best_sharded.as_secs_f64() * 1e3,
+            ops / best_global.as_secs_f64() / 1e6,
+            best_global.as_secs_f64() * 1e3,
+            best_global.as_secs_f64() / best_sharded.as_secs_f64(),
+            median_ratio(&global, &sharded),
         );
     }
     // How much parallelism the machine gave: the same per-thread work on 1
     // thread against 2 (2.0 = two free cores; near 1.0 = no contention is
     // possible, the threads take turns).
-    let one = (0..5)
-        .map(|_| run_threads(PurgatoryConfig::sharded(), 1))
-        .min()
-        .unwrap_or_default();
-    let two = best_of(5, PurgatoryConfig::sharded());
+    let (one, two) = interleaved(
+        || run_threads(PurgatoryConfig::sharded(), 1),
+        || run(PurgatoryConfig::sharded()),
+    );
     println!(
-        "parallel scaling, sharded, 2 threads against 1: {:.2}x the throughput",
-        2.0 * one.as_secs_f64() / two.as_secs_f64()
+        "parallel scaling, sharded, 2 threads against 1: {:.2}x the throughput (best of {ROUNDS}); load average after: {}",
+        2.0 * min(&one).as_secs_f64() / min(&two).as_secs_f64(),
+        load()
     );
 }

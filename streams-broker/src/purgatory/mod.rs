@@ -263,11 +263,16 @@ where
         &self.timer
     }
 
-    fn shard(&self, key: &K) -> &Mutex<Shard<K, O>> {
+    /// The shard of `key`: its SipHash (std's `DefaultHasher`) modulo the
+    /// shard count.
+    fn shard_index(&self, key: &K) -> usize {
         let hash = self.hasher.hash_one(key);
         // The remainder is below the shard count, so it fits a usize.
-        let index = usize::try_from(hash % self.shards.len() as u64).unwrap_or(0);
-        &self.shards[index]
+        usize::try_from(hash % self.shards.len() as u64).unwrap_or(0)
+    }
+
+    fn shard(&self, key: &K) -> &Mutex<Shard<K, O>> {
+        &self.shards[self.shard_index(key)]
     }
 
     /// Tries to complete `operation`; if it cannot complete now, watches it

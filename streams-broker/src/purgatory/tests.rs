@@ -556,3 +556,32 @@ fn the_reaper_expires_on_a_real_clock() {
     assert!(!r2.is_completed());
     assert_eq!(r1.operation().counts(), (1, 1));
 }
+
+#[test]
+fn the_benchmarks_10000_keys_spread_over_the_512_shards() {
+    // The contention benchmark's keys (0..10,000 as u64): every shard gets
+    // some, none more than twice its share (19.5), so two threads on
+    // random keys meet in a shard about once in 512 locks.
+    let time = MockTime::new(0);
+    let p: Purgatory<u64, MockOp> = Purgatory::new(
+        "spread",
+        Timer::new(Arc::new(time)),
+        PurgatoryConfig::sharded(),
+    );
+    let mut counts = vec![0usize; SHARDS];
+    for key in 0..10_000u64 {
+        counts[p.shard_index(&key)] += 1;
+    }
+    let (min, max) = (
+        counts.iter().copied().min().unwrap(),
+        counts.iter().copied().max().unwrap(),
+    );
+    assert!(min >= 5 && max <= 39, "keys per shard from {min} to {max}");
+    // The global lock has one shard for everything.
+    let g: Purgatory<u64, MockOp> = Purgatory::new(
+        "global",
+        Timer::new(Arc::new(MockTime::new(0))),
+        PurgatoryConfig::global_lock(),
+    );
+    assert!((0..10_000u64).all(|key| g.shard_index(&key) == 0));
+}

@@ -18,7 +18,13 @@
 //!   bucket and neighbours); a task whose time has already come when it is
 //!   added runs at once, on the adding thread;
 //! - tasks run in a deterministic order: buckets by (expiration, level,
-//!   slot), first-in first-out within a bucket.
+//!   slot), first-in first-out within a bucket;
+//! - it is locked as Kafka's `SystemTimer`: adds and cancels take a read
+//!   lock on the wheels and then only the lock of the bucket they touch
+//!   (and of the adding thread's entry shard), so threads adding and
+//!   cancelling in parallel do not serialise on one mutex; expiring
+//!   buckets, which moves the wheels' time, takes the write lock. Overflow
+//!   wheels are created under the read lock, once, in a `OnceLock`.
 //!
 //! Time comes from a [`Time`]: [`MockTime`] for tests (nothing happens
 //! until the test moves it, and [`Timer::advance_clock`] moves it as a
@@ -56,13 +62,13 @@ mod wheel;
 mod tests;
 
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use time::{MockTime, RealTime, Time};
 pub use wheel::WheelLevel;
 
-use wheel::Wheels;
+use wheel::{Wheels, lock};
 
 /// Kafka's default tick: 1 ms.
 pub const DEFAULT_TICK_MS: i64 = 1;
@@ -88,6 +94,7 @@ impl<F: Fn() + Send + Sync> TimerTask for F {
 /// returns false.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TimerHandle {
+    shard: usize,
     index: usize,
     generation: u64,
     expiration_ms: i64,
@@ -129,18 +136,9 @@ pub enum TimerError {
     InvalidWheelSize(usize),
 }
 
-struct Core {
-    wheels: Wheels,
-    /// Threads in `advance_clock` waiting on the condition variable.
-    waiters: usize,
-    /// Bumped by `wake`: waiters return.
-    wake_epoch: u64,
-}
-
 struct Shared {
     time: Arc<dyn Time>,
-    core: Mutex<Core>,
-    changed: Condvar,
+    wheels: Arc<Wheels>,
 }
 
 /// A hierarchical timing wheel on a [`Time`] (Kafka's `SystemTimer`),
@@ -154,17 +152,26 @@ pub struct Timer {
     shared: Arc<Shared>,
 }
 
-/// A weak reference to a timer, kept by tasks that cancel themselves (a
-/// strong one would keep the timer and its tasks alive in a cycle).
+/// A reference to a timer's wheels, kept by tasks that cancel themselves.
+/// It does not keep the timer alive (a strong one would keep the timer
+/// and its tasks alive in a cycle): when the last [`Timer`] clone is
+/// dropped, its waiting tasks are dropped and cancelling returns false.
+/// Unlike a `Weak`, cancelling through it needs no upgrade of a count
+/// shared by every thread.
 #[derive(Clone)]
-pub(crate) struct WeakTimer(Weak<Shared>);
+pub(crate) struct WeakTimer(Arc<Wheels>);
 
 impl WeakTimer {
     /// Cancels `handle` if the timer is still alive.
     pub(crate) fn cancel(&self, handle: TimerHandle) -> bool {
-        self.0
-            .upgrade()
-            .is_some_and(|shared| Timer { shared }.cancel(handle))
+        self.0.cancel(handle)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Breaks the cycle wheels -> task -> WeakTimer -> wheels.
+        self.wheels.clear();
     }
 }
 
@@ -172,10 +179,6 @@ const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<Timer>();
 };
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 impl Timer {
     /// A timer with Kafka's shape (1 ms tick, 20 buckets), its first wheel
@@ -201,12 +204,7 @@ impl Timer {
         Self {
             shared: Arc::new(Shared {
                 time,
-                core: Mutex::new(Core {
-                    wheels: Wheels::new(config.tick_ms, config.wheel_size, start_ms),
-                    waiters: 0,
-                    wake_epoch: 0,
-                }),
-                changed: Condvar::new(),
+                wheels: Arc::new(Wheels::new(config.tick_ms, config.wheel_size, start_ms)),
             }),
         }
     }
@@ -217,7 +215,7 @@ impl Timer {
     }
 
     pub(crate) fn downgrade(&self) -> WeakTimer {
-        WeakTimer(Arc::downgrade(&self.shared))
+        WeakTimer(Arc::clone(&self.shared.wheels))
     }
 
     /// Adds `task` to run `delay_ms` from now (the clock's time). Returns
@@ -233,16 +231,9 @@ impl Timer {
     /// Adds `task` to run at the absolute time `expiration_ms`, as
     /// [`Timer::add`].
     pub fn add_at(&self, task: Arc<dyn TimerTask>, expiration_ms: i64) -> Option<TimerHandle> {
-        let mut core = lock(&self.shared.core);
-        match core.wheels.add(task, expiration_ms) {
-            Ok((handle, queued)) => {
-                if queued && core.waiters > 0 {
-                    self.shared.changed.notify_all();
-                }
-                Some(handle)
-            }
+        match self.shared.wheels.add(task, expiration_ms) {
+            Ok(handle) => Some(handle),
             Err(task) => {
-                drop(core);
                 task.run();
                 None
             }
@@ -250,33 +241,34 @@ impl Timer {
     }
 
     /// Removes a waiting task so that it never runs; true if it was waiting
-    /// (false if it already ran, was cancelled, or is running now).
+    /// (false if it already ran, was cancelled, or is running now). Takes
+    /// the read lock and the task's bucket's lock only.
     pub fn cancel(&self, handle: TimerHandle) -> bool {
-        lock(&self.shared.core).wheels.cancel(handle)
+        self.shared.wheels.cancel(handle)
     }
 
     /// The number of tasks waiting (Kafka's `size`, the purgatory's
     /// `NumDelayedOperations`).
     pub fn size(&self) -> usize {
-        lock(&self.shared.core).wheels.size()
+        self.shared.wheels.size()
     }
 
     /// The wheels created so far, finest first.
     pub fn levels(&self) -> Vec<WheelLevel> {
-        lock(&self.shared.core).wheels.levels()
+        self.shared.wheels.levels()
     }
 
     /// The expiration of the earliest bucket with tasks (its start: tasks
     /// in it expire at or after it).
     pub fn next_expiration_ms(&self) -> Option<i64> {
-        lock(&self.shared.core).wheels.next_expiration()
+        self.shared.wheels.next_expiration()
     }
 
     /// Kafka's `SystemTimer.advanceClock`: if a bucket is due, expires
-    /// every due bucket, runs the tasks whose time has come (in order, on
-    /// this thread, outside the timer's lock) and returns true. Otherwise
-    /// waits up to `timeout_ms` for a bucket to come due, then does the
-    /// same; false if none did.
+    /// every due bucket (under the write lock), runs the tasks whose time
+    /// has come (in order, on this thread, outside the timer's locks) and
+    /// returns true. Otherwise waits up to `timeout_ms` for a bucket to
+    /// come due, then does the same; false if none did.
     ///
     /// Waiting on a mock clock ([`Time::sleep_moves_clock`]) moves it: to
     /// the next bucket's expiration if that is within `timeout_ms`, else by
@@ -285,43 +277,46 @@ impl Timer {
     /// only runs what is due now.
     pub fn advance_clock(&self, timeout_ms: i64) -> bool {
         let time = &self.shared.time;
+        let wheels = &self.shared.wheels;
         let start = time.milliseconds();
         let deadline = start.saturating_add(timeout_ms.max(0));
-        let mut core = lock(&self.shared.core);
-        let epoch = core.wake_epoch;
+        let mut queue = lock(&wheels.queue);
+        let epoch = queue.wake_epoch;
         loop {
             let now = time.milliseconds();
-            if core.wheels.next_expiration().is_some_and(|e| e <= now) {
+            if queue.next_expiration().is_some_and(|e| e <= now) {
+                drop(queue);
                 let mut due = Vec::new();
-                core.wheels.expire_due(now, &mut due);
-                drop(core);
-                for task in due {
-                    task.run();
+                if wheels.expire_due(now, &mut due) {
+                    for task in due {
+                        task.run();
+                    }
+                    return true;
                 }
-                return true;
+                // Another thread expired it first: look again.
+                queue = lock(&wheels.queue);
+                continue;
             }
-            if now >= deadline || core.wake_epoch != epoch {
+            if now >= deadline || queue.wake_epoch != epoch {
                 return false;
             }
-            let until = core
-                .wheels
+            let until = queue
                 .next_expiration()
                 .map_or(deadline, |e| e.min(deadline));
             let wait = until.saturating_sub(now).max(1);
             if time.sleep_moves_clock() {
-                drop(core);
+                drop(queue);
                 time.sleep(wait);
-                core = lock(&self.shared.core);
+                queue = lock(&wheels.queue);
             } else {
-                core.waiters += 1;
+                queue.waiters += 1;
                 let millis = u64::try_from(wait).unwrap_or(u64::MAX);
-                core = self
-                    .shared
+                queue = wheels
                     .changed
-                    .wait_timeout(core, Duration::from_millis(millis))
+                    .wait_timeout(queue, Duration::from_millis(millis))
                     .map(|(guard, _)| guard)
                     .unwrap_or_else(|poisoned| poisoned.into_inner().0);
-                core.waiters -= 1;
+                queue.waiters -= 1;
             }
         }
     }
@@ -329,18 +324,17 @@ impl Timer {
     /// Wakes every thread waiting in [`Timer::advance_clock`]; they return
     /// (false unless something came due). For shutting a reaper down.
     pub fn wake(&self) {
-        let mut core = lock(&self.shared.core);
-        core.wake_epoch = core.wake_epoch.wrapping_add(1);
-        self.shared.changed.notify_all();
+        let mut queue = lock(&self.shared.wheels.queue);
+        queue.wake_epoch = queue.wake_epoch.wrapping_add(1);
+        self.shared.wheels.changed.notify_all();
     }
 }
 
 impl fmt::Debug for Timer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let core = lock(&self.shared.core);
         f.debug_struct("Timer")
-            .field("size", &core.wheels.size())
-            .field("levels", &core.wheels.levels())
+            .field("size", &self.size())
+            .field("levels", &self.levels())
             .finish()
     }
 }

@@ -323,3 +323,140 @@ fn a_real_clock_waits_and_wakes() {
     }
     assert!(!handle.join().unwrap());
 }
+
+#[test]
+fn concurrent_adds_cancels_and_expiry_run_each_task_once_or_cancel_it() {
+    // 4 threads add and cancel under the read lock while a fifth moves the
+    // mock clock and expires buckets under the write lock; seeded. Every
+    // task either ran once (never before its expiration) or was cancelled
+    // by exactly one successful cancel, and the count ends at 0.
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    struct Counted {
+        runs: AtomicUsize,
+        ran_at: std::sync::atomic::AtomicI64,
+        time: MockTime,
+    }
+    impl TimerTask for Counted {
+        fn run(&self) {
+            self.ran_at
+                .store(self.time.milliseconds(), Ordering::SeqCst);
+            self.runs.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    const THREADS: u64 = 4;
+    const TASKS_PER_THREAD: usize = 5_000;
+    let time = MockTime::new(0);
+    let timer = Timer::new(Arc::new(time.clone()));
+    let adding = Arc::new(AtomicUsize::new(THREADS as usize));
+    let driver = {
+        let (timer, time, adding) = (timer.clone(), time.clone(), adding.clone());
+        std::thread::spawn(move || {
+            while adding.load(Ordering::SeqCst) > 0 {
+                time.advance(1);
+                timer.advance_clock(0);
+                std::thread::yield_now();
+            }
+        })
+    };
+    let adders: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (timer, time, adding) = (timer.clone(), time.clone(), adding.clone());
+            std::thread::spawn(move || {
+                let mut rng = StdRng::seed_from_u64(0x7131 + t);
+                let mut mine = Vec::with_capacity(TASKS_PER_THREAD);
+                for _ in 0..TASKS_PER_THREAD {
+                    let task = Arc::new(Counted {
+                        runs: AtomicUsize::new(0),
+                        ran_at: std::sync::atomic::AtomicI64::new(i64::MIN),
+                        time: time.clone(),
+                    });
+                    // From already expired to a few overflow wheels up.
+                    let delay = match rng.random_range(0..4) {
+                        0 => rng.random_range(-5..20),
+                        1 => rng.random_range(20..400),
+                        2 => rng.random_range(400..8_000),
+                        _ => rng.random_range(8_000..200_000),
+                    };
+                    let handle = timer.add(task.clone(), delay);
+                    let cancelled = match handle {
+                        Some(handle) if rng.random_bool(0.5) => {
+                            let first = timer.cancel(handle);
+                            assert!(!timer.cancel(handle), "a handle cancels once");
+                            first
+                        }
+                        _ => false,
+                    };
+                    mine.push((task, handle, cancelled));
+                }
+                adding.fetch_sub(1, Ordering::SeqCst);
+                mine
+            })
+        })
+        .collect();
+    let tasks: Vec<_> = adders.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    driver.join().unwrap();
+    while timer.size() > 0 {
+        timer.advance_clock(1_000_000);
+    }
+    let mut ran = 0;
+    for (task, handle, cancelled) in &tasks {
+        let runs = task.runs.load(Ordering::SeqCst);
+        assert_eq!(runs + usize::from(*cancelled), 1, "{handle:?}");
+        if runs == 1 {
+            ran += 1;
+            if let Some(handle) = handle {
+                assert!(task.ran_at.load(Ordering::SeqCst) >= handle.expiration_ms());
+            }
+        }
+    }
+    assert!(ran > 0 && ran < tasks.len(), "{ran} ran");
+    assert_eq!(timer.size(), 0);
+    assert_eq!(timer.next_expiration_ms(), None);
+    // The overflow wheels the threads raced to create form one chain.
+    let ticks: Vec<i64> = timer.levels().iter().map(|l| l.tick_ms).collect();
+    assert_eq!(ticks, [1, 20, 400, 8_000, 160_000]);
+}
+
+#[test]
+fn threads_racing_to_create_overflow_wheels_agree_on_them() {
+    for round in 0..20 {
+        let time = MockTime::new(round);
+        let timer = Timer::new(Arc::new(time.clone()));
+        let barrier = Arc::new(std::sync::Barrier::new(4));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (timer, barrier) = (timer.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    timer.add(Arc::new(|| {}), 1_000_000 + t).unwrap()
+                })
+            })
+            .collect();
+        let handles: Vec<TimerHandle> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let ticks: Vec<i64> = timer.levels().iter().map(|l| l.tick_ms).collect();
+        assert_eq!(ticks, [1, 20, 400, 8_000, 160_000]);
+        assert_eq!(timer.size(), 4);
+        for handle in handles {
+            assert!(timer.cancel(handle));
+        }
+        assert_eq!(timer.size(), 0);
+    }
+}
+
+#[test]
+fn dropping_the_timer_drops_its_waiting_tasks() {
+    // A task that can cancel itself holds the wheels (WeakTimer); dropping
+    // the last Timer clone must still free it (no cycle).
+    let time = MockTime::new(0);
+    let timer = Timer::new(Arc::new(time.clone()));
+    let task: Arc<dyn TimerTask> = Arc::new(|| {});
+    let handle = timer.add(task.clone(), 1_000).unwrap();
+    let canceller = timer.downgrade();
+    assert_eq!(Arc::strong_count(&task), 2);
+    drop(timer);
+    assert_eq!(Arc::strong_count(&task), 1, "the waiting task was dropped");
+    assert!(!canceller.cancel(handle), "nothing left to cancel");
+}
