@@ -145,6 +145,33 @@ fn median_ratio(slow: &[Duration], fast: &[Duration]) -> f64 {
     ratios.get(ratios.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// The machine's parallelism, with nothing shared: `threads` threads each
+/// spinning on the same local arithmetic, from a barrier to the last join.
+fn spin(threads: usize) -> Duration {
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut x = 0x9e37_79b9_7f4a_7c15_u64 ^ t as u64;
+                for _ in 0..20_000_000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                }
+                black_box(x)
+            })
+        })
+        .collect();
+    barrier.wait();
+    let start = Instant::now();
+    for handle in handles {
+        black_box(handle.join().expect("thread"));
+    }
+    start.elapsed()
+}
+
 /// The 1-minute load average (Linux), to print next to the figures.
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -202,9 +229,11 @@ fn main() {
         || run_threads(PurgatoryConfig::sharded(), 1),
         || run(PurgatoryConfig::sharded()),
     );
+    let (spin_one, spin_two) = interleaved(|| spin(1), || spin(2));
     println!(
-        "parallel scaling, sharded, 2 threads against 1: {:.2}x the throughput (best of {ROUNDS}); load average after: {}",
+        "parallel scaling, sharded, 2 threads against 1: {:.2}x the throughput (best of {ROUNDS}); the same for 2 threads sharing nothing: {:.2}x; load average after: {}",
         2.0 * min(&one).as_secs_f64() / min(&two).as_secs_f64(),
+        2.0 * min(&spin_one).as_secs_f64() / min(&spin_two).as_secs_f64(),
         load()
     );
 }

@@ -109,7 +109,7 @@ use std::thread::JoinHandle;
 
 pub use operation::{Delayed, DelayedOperation};
 
-use crate::timer::Timer;
+use crate::timer::{CachePadded, Timer};
 use sync::{AtomicUsize, Mutex, Ordering, lock};
 
 /// Kafka's number of watcher shards.
@@ -211,7 +211,9 @@ type Shard<K, O> = HashMap<K, Arc<Watchers<O>>, BuildHasherDefault<DefaultHasher
 /// `Send + Sync`: share it behind an `Arc`.
 pub struct Purgatory<K, O> {
     name: String,
-    shards: Box<[Mutex<Shard<K, O>>]>,
+    /// Each on its own cache lines: two threads locking neighbouring
+    /// shards must not contend for one line.
+    shards: Box<[CachePadded<Mutex<Shard<K, O>>>]>,
     hasher: BuildHasherDefault<DefaultHasher>,
     timer: Timer,
     estimated_total: AtomicUsize,
@@ -239,7 +241,7 @@ where
         Self {
             name: name.into(),
             shards: (0..shards)
-                .map(|_| Mutex::new(HashMap::default()))
+                .map(|_| CachePadded(Mutex::new(HashMap::default())))
                 .collect(),
             hasher: BuildHasherDefault::default(),
             timer,

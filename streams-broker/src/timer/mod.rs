@@ -66,6 +66,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use time::{MockTime, RealTime, Time};
+pub(crate) use wheel::CachePadded;
 pub use wheel::WheelLevel;
 
 use wheel::{Wheels, lock};

@@ -53,6 +53,20 @@ const MAX_LEVELS: usize = 64;
 /// Entry slab shards: threads are spread over them round-robin.
 const ENTRY_SHARDS: usize = 16;
 
+/// A value alone on its cache lines (128 bytes: two lines, for the
+/// adjacent-line prefetcher), so that two threads locking neighbouring
+/// shards do not bounce one line between their cores.
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct CachePadded<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for CachePadded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// Locks `mutex`, ignoring poisoning (a panicking task must not make the
 /// timer unusable; no task runs under a timer lock).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -326,7 +340,7 @@ pub struct WheelLevel {
 pub(crate) struct Wheels {
     wheel_size: usize,
     levels: RwLock<Levels>,
-    entries: Box<[Mutex<EntryShard>]>,
+    entries: Box<[CachePadded<Mutex<EntryShard>>]>,
     pub(crate) queue: Mutex<Queue>,
     /// Signalled when a bucket is queued while a thread waits, or on wake.
     pub(crate) changed: Condvar,
@@ -350,7 +364,7 @@ impl Wheels {
                 scratch: Vec::new(),
             }),
             entries: (0..ENTRY_SHARDS)
-                .map(|_| Mutex::new(EntryShard::default()))
+                .map(|_| CachePadded(Mutex::new(EntryShard::default())))
                 .collect(),
             queue: Mutex::new(Queue {
                 heap: BinaryHeap::new(),
