@@ -22,6 +22,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
 
 pub mod compacted_word_count;
 pub mod customer_addresses;

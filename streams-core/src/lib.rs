@@ -32,6 +32,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
 
 pub mod config;
 pub mod dsl;

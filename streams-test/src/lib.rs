@@ -26,6 +26,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
 
 pub mod cluster;
 mod driver;

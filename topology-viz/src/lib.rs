@@ -34,6 +34,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
 
 mod graphviz;
 mod svg;

@@ -22,7 +22,6 @@ pub(crate) type GetterSupplier<K, V> = Rc<dyn Fn() -> (Vec<String>, ValueGetter<
 /// and `&V`: a row a filter rejects is deleted downstream.
 ///
 /// ```
-/// use streams_core::serde::StringSerde;
 /// use streams_core::{Materialized, StreamsBuilder};
 ///
 /// let builder = StreamsBuilder::new();

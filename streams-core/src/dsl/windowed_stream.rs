@@ -46,7 +46,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use streams_core::dsl::{TimeWindows, Windowed};
+//! use streams_core::dsl::TimeWindows;
 //! use streams_core::StreamsBuilder;
 //!
 //! let builder = StreamsBuilder::new();

@@ -17,7 +17,7 @@
 //! record per changed key, in key order.
 //!
 //! ```
-//! use streams_core::dsl::{BufferConfig, Suppressed, TimeWindows, Windowed};
+//! use streams_core::dsl::{BufferConfig, Suppressed, TimeWindows};
 //! use streams_core::StreamsBuilder;
 //! use std::time::Duration;
 //!

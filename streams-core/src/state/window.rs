@@ -20,7 +20,7 @@
 //! ```
 //! use std::time::Duration;
 //! use streams_core::serde::{I64Serde, StringSerde};
-//! use streams_core::state::{StateStore, StoreKind, Stores, WindowStore};
+//! use streams_core::state::{StoreKind, Stores, WindowStore};
 //! use streams_core::StreamsConfig;
 //!
 //! let builder = Stores::window_store_builder(

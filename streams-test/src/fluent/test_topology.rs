@@ -172,7 +172,7 @@ impl Harness {
 /// epoch millisecond 0, unless configured otherwise.
 ///
 /// ```
-/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::serde::I64Serde;
 /// use streams_core::StreamsBuilder;
 /// use streams_test::TestTopology;
 ///
