@@ -229,11 +229,18 @@ fn main() {
         || run_threads(PurgatoryConfig::sharded(), 1),
         || run(PurgatoryConfig::sharded()),
     );
+    let (one_untimed, two_untimed) = interleaved(
+        || run_threads(PurgatoryConfig::sharded().timer_enabled(false), 1),
+        || run(PurgatoryConfig::sharded().timer_enabled(false)),
+    );
     let (spin_one, spin_two) = interleaved(|| spin(1), || spin(2));
+    let scaling =
+        |one: &[Duration], two: &[Duration]| 2.0 * min(one).as_secs_f64() / min(two).as_secs_f64();
     println!(
-        "parallel scaling, sharded, 2 threads against 1: {:.2}x the throughput (best of {ROUNDS}); the same for 2 threads sharing nothing: {:.2}x; load average after: {}",
-        2.0 * min(&one).as_secs_f64() / min(&two).as_secs_f64(),
-        2.0 * min(&spin_one).as_secs_f64() / min(&spin_two).as_secs_f64(),
+        "parallel scaling, sharded, 2 threads against 1 (best of {ROUNDS}): {:.2}x the throughput with the timer, {:.2}x without; 2 threads sharing nothing: {:.2}x; load average after: {}",
+        scaling(&one, &two),
+        scaling(&one_untimed, &two_untimed),
+        scaling(&spin_one, &spin_two),
         load()
     );
 }
