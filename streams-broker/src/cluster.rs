@@ -556,6 +556,20 @@ impl State {
             Some(_) => {}
         }
         let partition = self.partition_mut(tp)?;
+        // A leader that has not learned of its leadership yet (the
+        // controller could not reach it) refuses writes, as Kafka's does.
+        let believes = leader.is_some_and(|l| {
+            partition.replica(l).is_some_and(|r| {
+                r.believed_leader == Some(l) && r.believed_epoch == partition.leader_epoch
+            })
+        });
+        if !believes {
+            return Err(BrokerError::NotLeaderOrFollower {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+                broker: leader.unwrap_or(-1),
+            });
+        }
         let log = partition
             .leader_log_mut()
             .ok_or_else(|| BrokerError::LeaderNotAvailable {

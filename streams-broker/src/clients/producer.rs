@@ -312,17 +312,13 @@ impl Producer {
             return None;
         }
         let progress = state.publish(tp)?;
-        let (leader, epoch) = state
-            .partition(tp)
-            .map(|p| (p.leader, p.leader_epoch))
-            .ok()?;
+        let leader = state.partition(tp).map(|p| p.leader).ok()?;
         let operation = Delayed::new(
             DelayedProduce::new(
                 tp.clone(),
                 progress,
                 last_offset + 1,
                 leader,
-                epoch,
                 self.config.request_timeout_ms,
             ),
             self.config.request_timeout_ms,
@@ -342,10 +338,8 @@ impl Producer {
             return Ok(());
         }
         let partition = state.partition(tp)?;
-        let min_isr = partition
-            .leader_log()
-            .map_or(1, |l| l.config().min_insync_replicas);
-        if partition.isr.len() < usize::try_from(min_isr).unwrap_or(1) {
+        let min_isr = i32::try_from(partition.min_insync_replicas()).unwrap_or(i32::MAX);
+        if partition.isr.len() < partition.min_insync_replicas() {
             return Err(BrokerError::NotEnoughReplicas {
                 topic: tp.topic.clone(),
                 partition: tp.partition,

@@ -218,6 +218,11 @@ impl UnifiedLog {
     /// start offset stay at or below the new end.
     pub(crate) fn truncate_to(&mut self, offset: i64, now_ms: i64) {
         if offset >= self.log_end_offset {
+            // No records to remove, but an epoch that starts here and wrote
+            // nothing may conflict with the leader's (Kafka's truncateTo
+            // always truncates the epoch cache).
+            self.epoch_cache
+                .truncate_from_end(offset.max(self.log_start_offset));
             return;
         }
         let offset = offset.max(self.log_start_offset);

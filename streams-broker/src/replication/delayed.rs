@@ -50,7 +50,6 @@ pub(crate) struct DelayedProduce {
     progress: Arc<PartitionProgress>,
     required: i64,
     leader: i32,
-    epoch: i32,
     timeout_ms: i64,
     outcome: Mutex<Option<Result<()>>>,
 }
@@ -61,7 +60,6 @@ impl DelayedProduce {
         progress: Arc<PartitionProgress>,
         required: i64,
         leader: Option<i32>,
-        epoch: i32,
         timeout_ms: i64,
     ) -> Self {
         Self {
@@ -69,7 +67,6 @@ impl DelayedProduce {
             progress,
             required,
             leader: leader.unwrap_or(-1),
-            epoch,
             timeout_ms,
             outcome: Mutex::new(None),
         }
@@ -96,9 +93,10 @@ impl DelayedProduce {
     /// Kafka's `checkEnoughReplicasReachOffset` and leadership check.
     fn evaluate(&self) -> Option<Result<()>> {
         let p = &self.progress;
-        if p.leader.load(Ordering::Acquire) != self.leader
-            || p.epoch.load(Ordering::Acquire) != self.epoch
-        {
+        // Kafka fails a delayed produce only when the broker is no longer
+        // the leader; the cluster checks it after every change, so a
+        // leadership lost and regained is seen as lost.
+        if p.leader.load(Ordering::Acquire) != self.leader {
             return Some(Err(BrokerError::NotLeaderOrFollower {
                 topic: self.tp.topic.clone(),
                 partition: self.tp.partition,

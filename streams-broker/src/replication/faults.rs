@@ -130,6 +130,14 @@ impl Cluster {
                 }
             }
         }
+        // The leaders know nothing of what the restarted broker holds.
+        for tp in state.all_partitions() {
+            if let Ok(p) = state.partition_mut(&tp)
+                && let Some(r) = p.replica_mut(broker)
+            {
+                r.reported_leo = None;
+            }
+        }
         let node = state.node_mut(broker)?;
         node.status = BrokerStatus::Running;
         node.fenced = false;

@@ -550,6 +550,9 @@ impl State {
         let now = self.now_ms;
         let mode = self.config.replication_mode;
         let leader_reaches_controller = self.broker_reaches_controller(leader);
+        // Kafka's isReplicaIsrEligible (KIP-841): a fenced or stopped broker
+        // does not join the ISR.
+        let follower_eligible = self.broker_alive(follower);
         let Ok(partition) = self.partition(tp) else {
             return;
         };
@@ -588,12 +591,21 @@ impl State {
             }
         }
         let leader_cache = l.log.epoch_cache().clone();
+        // The follower must also have caught up to the start of the
+        // leader's current epoch to join the ISR.
+        let epoch_start = leader_cache
+            .entries()
+            .iter()
+            .rev()
+            .find(|e| e.epoch <= leader_epoch)
+            .map_or(0, |e| e.start_offset);
         let (l_leo, l_hw, l_lso) = (
             l.log.log_end_offset(),
             l.log.high_watermark(),
             l.log.log_start_offset(),
         );
         let mut truncations = Vec::new();
+        let mut diverged = false;
         {
             let Ok(partition) = self.partition_mut(tp) else {
                 return;
@@ -603,18 +615,25 @@ impl State {
             };
             if mode == ReplicationMode::LeaderEpochs {
                 // KIP-320: the leader checks the last fetched epoch; a
-                // diverging follower truncates and checks again.
-                for _ in 0..8 {
+                // diverging follower truncates and asks again until its
+                // last epoch is one the leader has, ending where the
+                // leader's does (Kafka's AbstractFetcherThread).
+                let rounds = f.log.epoch_cache().entries().len() + 1;
+                for _ in 0..rounds {
                     let Some(last_epoch) = f.log.epoch_cache().latest_epoch() else {
                         break;
                     };
                     let f_leo = f.log.log_end_offset();
+                    let entries_before = f.log.epoch_cache().entries().len();
                     match leader_cache.end_offset_for(last_epoch, l_leo) {
                         Some((epoch, end)) if epoch == last_epoch && end >= f_leo => break,
                         Some((epoch, end)) => {
-                            let follower_end =
-                                f.log.end_offset_for_epoch(epoch).map_or(f_leo, |(_, e)| e);
-                            let to = end.min(follower_end).min(f_leo);
+                            let follower = f.log.end_offset_for_epoch(epoch);
+                            let to = match follower {
+                                Some((_, follower_end)) => end.min(follower_end),
+                                None => end.min(f_leo),
+                            }
+                            .min(f_leo);
                             f.log.truncate_to(to, now);
                             truncations.push((
                                 f_leo,
@@ -624,13 +643,18 @@ impl State {
                                     end_offset: end,
                                 },
                             ));
-                            if f.log.epoch_cache().latest_epoch() == Some(epoch)
-                                || f.log.log_end_offset() == f_leo
-                            {
+                            let unchanged = f.log.log_end_offset() == f_leo
+                                && f.log.epoch_cache().entries().len() == entries_before;
+                            if unchanged {
+                                // Nothing left to cut: the follower has no
+                                // data of the diverging epochs.
                                 break;
                             }
                         }
                         None => {
+                            // The leader knows no epoch at or below the
+                            // follower's (Kafka answers OffsetOutOfRange):
+                            // keep only what is committed.
                             let hw = f.log.high_watermark();
                             f.log.truncate_to(hw, now);
                             truncations.push((
@@ -641,6 +665,16 @@ impl State {
                             break;
                         }
                     }
+                }
+                // Converged only when the last epoch is one the leader has,
+                // ending no earlier than the follower's log.
+                let converged = f.log.epoch_cache().latest_epoch().is_none_or(|last| {
+                    leader_cache
+                        .end_offset_for(last, l_leo)
+                        .is_some_and(|(e, end)| e == last && end >= f.log.log_end_offset())
+                });
+                if !converged {
+                    diverged = true;
                 }
             }
             let f_leo = f.log.log_end_offset();
@@ -663,6 +697,11 @@ impl State {
                     reason,
                 });
             }
+        }
+        if diverged {
+            // Truncation has not converged: no append, no ISR change; the
+            // next fetch asks again.
+            return;
         }
         let Ok(partition) = self.partition_mut(tp) else {
             return;
@@ -700,6 +739,8 @@ impl State {
             && partition.leader_epoch == leader_epoch
             && !partition.isr.contains(&follower)
             && f_leo >= l_hw
+            && f_leo >= epoch_start
+            && follower_eligible
             && leader_reaches_controller
         {
             partition.isr.push(follower);
@@ -709,9 +750,7 @@ impl State {
                 .sort_by_key(|b| order.iter().position(|o| o == b));
             expanded = Some(partition.isr.clone());
         }
-        if partition.leader == Some(leader) {
-            partition.maybe_advance_high_watermark();
-        }
+        let hw_moved = partition.leader == Some(leader) && partition.maybe_advance_high_watermark();
         let leader_hw = partition
             .replica(leader)
             .map_or(0, |l| l.log.high_watermark());
@@ -732,6 +771,12 @@ impl State {
                 isr,
             });
         }
+        if hw_moved {
+            // Kafka tries the delayed produces as soon as the high watermark
+            // moves (Partition.updateFollowerFetchState).
+            self.publish(tp);
+            self.produce_purgatory.check_and_complete(tp);
+        }
     }
 
     /// Leaders drop followers that have not caught up for
@@ -749,15 +794,18 @@ impl State {
             if !self.broker_reaches_controller(leader) {
                 continue;
             }
+            let leader_leo = partition.leader_log().map_or(0, |l| l.log_end_offset());
             let stale: Vec<BrokerId> = partition
                 .isr
                 .iter()
                 .copied()
                 .filter(|&b| b != leader)
                 .filter(|&b| {
-                    partition
-                        .replica(b)
-                        .is_some_and(|r| now - r.last_caught_up_ms > lag)
+                    // Kafka's isCaughtUp: at the leader's end, or caught up
+                    // within replica.lag.time.max.ms.
+                    partition.replica(b).is_some_and(|r| {
+                        r.reported_leo != Some(leader_leo) && now - r.last_caught_up_ms > lag
+                    })
                 })
                 .collect();
             for broker in stale {
@@ -766,12 +814,16 @@ impl State {
                 };
                 partition.isr.retain(|b| *b != broker);
                 let isr = partition.isr.clone();
-                partition.maybe_advance_high_watermark();
+                let hw_moved = partition.maybe_advance_high_watermark();
                 self.record(Event::IsrShrunk {
                     tp: tp.clone(),
                     broker,
                     isr,
                 });
+                if hw_moved {
+                    self.publish(&tp);
+                    self.produce_purgatory.check_and_complete(&tp);
+                }
             }
         }
     }
@@ -794,13 +846,16 @@ impl State {
     /// The controller loses `broker`: out of every ISR (never emptying
     /// one), and a new leader where it led.
     pub(crate) fn fence_broker(&mut self, broker: BrokerId) {
-        if let Some(node) = self.brokers.iter_mut().find(|b| b.id == broker) {
-            if node.fenced {
-                return;
-            }
-            node.fenced = true;
+        let already = self
+            .brokers
+            .iter_mut()
+            .find(|b| b.id == broker)
+            .is_some_and(|node| std::mem::replace(&mut node.fenced, true));
+        if !already {
+            self.record(Event::BrokerFenced { broker });
         }
-        self.record(Event::BrokerFenced { broker });
+        // Out of every ISR even if it was fenced before (it may have been
+        // let back in): a stopped broker is never in sync.
         for tp in self.partition_keys() {
             let Ok(partition) = self.partition_mut(&tp) else {
                 continue;
@@ -858,7 +913,9 @@ impl State {
             .collect();
         let (choice, unclean) = match preferred {
             Some(p) if in_sync.contains(&p) => (Some(p), false),
-            Some(p) if alive.contains(&p) && unclean_allowed => (Some(p), true),
+            Some(p) if alive.contains(&p) && unclean_allowed && in_sync.is_empty() => {
+                (Some(p), true)
+            }
             Some(_) => (None, false),
             None => match in_sync.first() {
                 Some(&b) => (Some(b), false),
@@ -866,6 +923,14 @@ impl State {
                 None => (None, false),
             },
         };
+        // Kafka keeps a valid current leader: electing it again changes
+        // nothing, not even the epoch.
+        if let Some(current) = partition.leader
+            && in_sync.contains(&current)
+            && preferred.is_none_or(|p| p == current)
+        {
+            return Some(current);
+        }
         let partition = self.partition_mut(tp).ok()?;
         if preferred.is_some() && choice.is_none() {
             return None;
@@ -889,11 +954,9 @@ impl State {
                 r.reported_leo = None;
             }
         }
-        if let Some(r) = partition.replica_mut(leader) {
-            r.believed_leader = Some(leader);
-            r.believed_epoch = epoch;
-            r.log.become_leader(epoch);
-        }
+        // The new leader learns of its leadership from the controller, as
+        // every broker does (sync_metadata below, or later if it cannot be
+        // reached now).
         self.record(Event::LeaderElected {
             tp: tp.clone(),
             leader,

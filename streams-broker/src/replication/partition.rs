@@ -102,9 +102,11 @@ impl Partition {
     /// The topic's `min.insync.replicas` (every replica has the topic's
     /// configs).
     pub(crate) fn min_insync_replicas(&self) -> usize {
-        self.replicas.first().map_or(1, |r| {
+        // Kafka's effectiveMinIsr: never more than the replicas.
+        let configured = self.replicas.first().map_or(1, |r| {
             usize::try_from(r.log.config().min_insync_replicas).unwrap_or(1)
-        })
+        });
+        configured.min(self.assignment.len()).max(1)
     }
 
     /// Moves the leader's high watermark to the smallest log end offset of

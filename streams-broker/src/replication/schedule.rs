@@ -353,6 +353,25 @@ pub fn run(schedule: &Schedule) -> Result<ScheduleRun, Violation> {
             let Ok(records) = cluster.replica_records(&tp, leader) else {
                 continue;
             };
+            // Every in-sync replica holds the leader's committed records.
+            for &member in state.isr.iter().filter(|b| **b != leader) {
+                let Ok(theirs) = cluster.replica_records(&tp, member) else {
+                    continue;
+                };
+                for r in records.iter().filter(|r| r.offset < state.high_watermark) {
+                    checks += 1;
+                    let value = r.value.as_deref().unwrap_or_default().to_vec();
+                    if value_at(&theirs, r.offset).as_ref() != Some(&value) {
+                        return Err(fail(
+                            format!(
+                                "in-sync broker {member} does not hold the leader's committed record at {tp} offset {} (high watermark {})",
+                                r.offset, state.high_watermark
+                            ),
+                            &lines,
+                        ));
+                    }
+                }
+            }
             for (what, kept) in [("acknowledged", &acknowledged), ("consumed", &consumed)] {
                 for (offset, value) in kept.get(&tp).into_iter().flatten() {
                     checks += 1;

@@ -127,8 +127,12 @@ fn acks_all_times_out_when_the_in_sync_replicas_do_not_answer() {
     assert_eq!(cluster.now_ms(), 5_000);
 }
 
+/// The high watermark reaching the record completes the send at once (as
+/// Kafka's `updateFollowerFetchState` tries the delayed produces): a fence
+/// of the follower later in the same round does not turn it into
+/// `NOT_ENOUGH_REPLICAS_AFTER_APPEND`.
 #[test]
-fn acks_all_fails_after_the_append_when_the_isr_shrinks_below_min_before_the_check() {
+fn acks_all_completes_when_the_follower_fetches_even_if_it_is_fenced_just_after() {
     let cluster = Cluster::builder().brokers(2).build();
     cluster
         .admin()
@@ -147,20 +151,51 @@ fn acks_all_fails_after_the_append_when_the_isr_shrinks_below_min_before_the_che
     let pending = cluster.producer().send_async(record(0)).unwrap();
     assert!(pending.poll().is_none());
     cluster.restore_link(1, 2).unwrap();
-    // At 9000 broker 2 fetches the record (the high watermark reaches it),
-    // then the controller fences it: the ISR is 1 when the send is checked.
+    // At 9000 broker 2 fetches the record, then the controller fences it.
     cluster.advance_ms(10);
+    assert_eq!(pending.poll().unwrap().unwrap().offset, 0);
+    let state = cluster.partition_state(&tp).unwrap();
+    assert_eq!((state.isr.clone(), state.high_watermark), (vec![1], 1));
+}
+
+/// Kafka 3.7+: with the ISR below `min.insync.replicas` the high watermark
+/// does not advance, so a send the ISR shrank under waits and times out.
+#[test]
+fn acks_all_times_out_when_the_isr_falls_below_min_after_the_append() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .replica_lag_time_max_ms(1_000)
+        .build();
+    cluster
+        .admin()
+        .create_topic(
+            NewTopic::new("t", 1)
+                .replication_factor(2)
+                .config("min.insync.replicas", "2"),
+        )
+        .unwrap();
+    let tp = TopicPartition::new("t", 0);
+    cluster.cut_link(1, 2).unwrap();
+    let producer = cluster.producer_with(ProducerConfig::new().request_timeout_ms(3_000));
     assert_eq!(
-        pending.poll().unwrap().unwrap_err(),
-        BrokerError::NotEnoughReplicasAfterAppend {
+        producer.send(record(0)).unwrap_err(),
+        BrokerError::RequestTimedOut {
             topic: "t".into(),
             partition: 0,
-            offset: 0,
-            isr: 1,
-            min_isr: 2
+            timeout_ms: 3_000
         }
     );
-    assert_eq!(cluster.partition_state(&tp).unwrap().high_watermark, 1);
+    let state = cluster.partition_state(&tp).unwrap();
+    assert_eq!((state.isr.clone(), state.high_watermark), (vec![1], 0));
+    // And the next send is refused before the append.
+    assert!(matches!(
+        producer.send(record(1)),
+        Err(BrokerError::NotEnoughReplicas {
+            isr: 1,
+            min_isr: 2,
+            ..
+        })
+    ));
 }
 
 #[test]
