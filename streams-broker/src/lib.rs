@@ -61,8 +61,8 @@ mod topic_partition;
 pub use cleaner::{CleaningResult, TombstoneRetention};
 pub use clients::{
     Acks, Admin, AlterConfigOp, AutoOffsetReset, ConfigEntry, Consumer, ConsumerConfig,
-    ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, PendingSend, Producer, ProducerConfig, ProducerRecord,
-    RecordMetadata,
+    ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, PendingSend, Producer, ProducerConfig,
+    ProducerRecord, RecordMetadata,
 };
 pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};
 pub use error::{BrokerError, Result};
