@@ -124,3 +124,36 @@ fn try_complete_else_watch_loses_no_wake_up() {
         assert_eq!(op.operation().completions.load(Ordering::SeqCst), 1);
     });
 }
+
+/// Two threads check the two keys of one ready operation: one completes
+/// it, the other loses the race to the operation's lock. Neither list may
+/// keep it (the loser must still drop the completed operation).
+#[test]
+fn checks_racing_on_two_keys_leave_no_completed_operation_watched() {
+    loom::model(|| {
+        let purgatory: Arc<Purgatory<u8, LoomOp>> = Arc::new(Purgatory::new(
+            "loom",
+            Timer::new(Arc::new(RealTime::new())),
+            PurgatoryConfig::global_lock().timer_enabled(false),
+        ));
+        let op = Delayed::new(LoomOp::new(false), 100);
+        assert!(
+            !purgatory
+                .try_complete_else_watch(&op, &[1, 2])
+                .unwrap_or(true)
+        );
+        op.operation().ready.store(true, Ordering::SeqCst);
+        let other = {
+            let purgatory = purgatory.clone();
+            loom::thread::spawn(move || purgatory.check_and_complete(&2))
+        };
+        let here = purgatory.check_and_complete(&1);
+        let there = other.join().unwrap_or(0);
+        assert_eq!(here + there, 1);
+        assert_eq!(
+            purgatory.watched(),
+            0,
+            "a completed operation stayed watched"
+        );
+    });
+}

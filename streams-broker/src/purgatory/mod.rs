@@ -163,6 +163,7 @@ impl PurgatoryConfig {
     }
 
     /// The same with `purge_interval`.
+    #[must_use]
     pub fn purge_interval(self, purge_interval: usize) -> Self {
         Self {
             purge_interval,
@@ -171,6 +172,7 @@ impl PurgatoryConfig {
     }
 
     /// The same with the timer enabled or not.
+    #[must_use]
     pub fn timer_enabled(self, timer_enabled: bool) -> Self {
         Self {
             timer_enabled,
@@ -287,8 +289,10 @@ where
     /// completes after being watched under some keys, it stays on those
     /// lists until a check or a purge removes it.
     ///
-    /// Errors with [`PurgatoryError::NoWatchKeys`] if `keys` is empty
-    /// (nothing would ever complete it but its timeout).
+    /// # Errors
+    ///
+    /// [`PurgatoryError::NoWatchKeys`] if `keys` is empty (nothing would
+    /// ever complete it but its timeout).
     pub fn try_complete_else_watch(
         &self,
         operation: &Arc<Delayed<O>>,
@@ -434,6 +438,11 @@ where
             } else if operation.safe_try_complete() {
                 completed += 1;
                 any_completed = true;
+            } else if operation.is_completed() {
+                // Another thread completed it (through another key) between
+                // the check above and the lock: drop it from this list too,
+                // or it stays watched until a purge.
+                any_completed = true;
             }
         }
         if any_completed || snapshot.is_empty() {
@@ -467,6 +476,10 @@ where
     /// Starts Kafka's expiration reaper on a thread: `advance_clock(200)`
     /// in a loop until the returned handle is shut down or dropped. For a
     /// real clock; on a mock clock it would move the clock by itself.
+    ///
+    /// # Errors
+    ///
+    /// [`PurgatoryError::Reaper`] if the thread cannot be spawned.
     pub fn start_reaper(self: &Arc<Self>) -> Result<ExpirationReaper, PurgatoryError> {
         let stop = Arc::new(StdAtomicBool::new(false));
         let purgatory = Arc::clone(self);
