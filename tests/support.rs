@@ -10,37 +10,41 @@ use streams_test::{KeyValue, TestRecord};
 /// processors to record what they saw (Kafka's tests use lists captured
 /// by lambdas the same way).
 #[derive(Debug, Clone, Default)]
-pub struct Log(Rc<RefCell<Vec<String>>>);
+pub(crate) struct Log(Rc<RefCell<Vec<String>>>);
 
 impl Log {
     /// An empty log.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Log::default()
     }
 
     /// Appends an entry.
-    pub fn push(&self, entry: impl Into<String>) {
+    pub(crate) fn push(&self, entry: impl Into<String>) {
         self.0.borrow_mut().push(entry.into());
     }
 
     /// Everything logged so far.
-    pub fn entries(&self) -> Vec<String> {
+    pub(crate) fn entries(&self) -> Vec<String> {
         self.0.borrow().clone()
     }
 }
 
 /// A key as Kafka's tests print it: `null` when absent.
-pub fn show(key: Option<&String>) -> &str {
+pub(crate) fn show(key: Option<&String>) -> &str {
     key.map_or("null", String::as_str)
 }
 
 /// An output record with a key, a value and a timestamp, no headers.
-pub fn r(key: &str, value: &str, timestamp: i64) -> TestRecord<String, String> {
+pub(crate) fn r(key: &str, value: &str, timestamp: i64) -> TestRecord<String, String> {
     rec(Some(key), Some(value), timestamp)
 }
 
 /// An output record whose key or value may be null.
-pub fn rec(key: Option<&str>, value: Option<&str>, timestamp: i64) -> TestRecord<String, String> {
+pub(crate) fn rec(
+    key: Option<&str>,
+    value: Option<&str>,
+    timestamp: i64,
+) -> TestRecord<String, String> {
     TestRecord {
         key: key.map(str::to_owned),
         value: value.map(str::to_owned),
@@ -50,6 +54,6 @@ pub fn rec(key: Option<&str>, value: Option<&str>, timestamp: i64) -> TestRecord
 }
 
 /// A key-value pair of strings.
-pub fn kv(key: &str, value: &str) -> KeyValue<String, String> {
+pub(crate) fn kv(key: &str, value: &str) -> KeyValue<String, String> {
     KeyValue::pair(key, value)
 }

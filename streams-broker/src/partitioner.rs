@@ -87,6 +87,10 @@ pub fn to_positive(n: i32) -> i32 {
 /// `toPositive(murmur2(key)) % num_partitions`. A partition count of zero
 /// or less is an error (Kafka would divide by zero or return a negative
 /// partition).
+///
+/// # Errors
+/// [`PartitionerError::InvalidPartitionCount`] if `num_partitions` is
+/// zero or less.
 pub fn partition_for_key(key: &[u8], num_partitions: i32) -> Result<i32, PartitionerError> {
     check(num_partitions)?;
     Ok(to_positive(murmur2(key)) % num_partitions)
@@ -118,6 +122,10 @@ impl StickyPartitioner {
     /// A sticky partitioner over `num_partitions` partitions that switches
     /// after `batch_size` bytes (a `batch.size` of 0 counts as 1, as Kafka's
     /// producer takes `max(1, batch.size)`).
+    ///
+    /// # Errors
+    /// [`PartitionerError::InvalidPartitionCount`] if `num_partitions` is
+    /// zero or less.
     pub fn new(
         num_partitions: i32,
         batch_size: usize,
@@ -188,6 +196,10 @@ impl DefaultPartitioner {
 
     /// The partition for a record with `key` (or none) of
     /// `record_size_bytes` bytes on a topic of `num_partitions` partitions.
+    ///
+    /// # Errors
+    /// [`PartitionerError::InvalidPartitionCount`] if `num_partitions` is
+    /// zero or less.
     pub fn partition(
         &mut self,
         key: Option<&[u8]>,

@@ -64,6 +64,7 @@ impl StreamsConfig {
 
     /// Sets `default.key.serde`: used by sources and sinks of key type `T`
     /// that were given no serde.
+    #[must_use]
     pub fn with_default_key_serde<T: 'static>(mut self, serde: impl Serde<T>) -> Self {
         self.default_key_serde = Some(AnySerde::new(serde));
         self
@@ -71,18 +72,21 @@ impl StreamsConfig {
 
     /// Sets `default.value.serde`: used by sources and sinks of value type
     /// `T` that were given no serde.
+    #[must_use]
     pub fn with_default_value_serde<T: 'static>(mut self, serde: impl Serde<T>) -> Self {
         self.default_value_serde = Some(AnySerde::new(serde));
         self
     }
 
     /// Sets what happens to records that cannot be deserialized.
+    #[must_use]
     pub fn with_deserialization_handling(mut self, handling: DeserializationHandling) -> Self {
         self.deserialization_handling = handling;
         self
     }
 
     /// Sets any other property, by its Kafka name.
+    #[must_use]
     pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.properties.insert(key.into(), value.into());
         self

@@ -105,6 +105,7 @@ impl Headers {
     }
 
     /// Appends a header and returns the headers, for building in one expression.
+    #[must_use]
     pub fn with(mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
         self.add(key, value);
         self
@@ -245,12 +246,14 @@ impl<K, V> Record<K, V> {
     }
 
     /// The same record with another timestamp.
+    #[must_use]
     pub fn with_timestamp(mut self, timestamp: i64) -> Self {
         self.timestamp = timestamp;
         self
     }
 
     /// The same record with other headers.
+    #[must_use]
     pub fn with_headers(mut self, headers: Headers) -> Self {
         self.headers = headers;
         self

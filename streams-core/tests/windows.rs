@@ -1539,7 +1539,7 @@ fn suppress_works_before_group_by() -> TestResult {
 #[test]
 fn until_window_closes_needs_a_windowed_aggregation() -> TestResult {
     let builder = StreamsBuilder::new();
-    builder
+    let _suppressed = builder
         .table::<Windowed<S>, i64>("windowed")
         .suppress(Suppressed::until_window_closes(BufferConfig::unbounded()));
     let err = builder

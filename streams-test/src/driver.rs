@@ -703,6 +703,7 @@ pub struct DriverBuilder {
 
 impl DriverBuilder {
     /// Sets the config (`application.id`, default serdes, ...).
+    #[must_use]
     pub fn config(mut self, config: StreamsConfig) -> Self {
         self.config = config;
         self
@@ -710,6 +711,7 @@ impl DriverBuilder {
 
     /// Sets the wall clock's start, in epoch millis; also the default
     /// start time of input topics.
+    #[must_use]
     pub fn initial_wall_clock_time(mut self, epoch_ms: i64) -> Self {
         self.start_ms = epoch_ms;
         self

@@ -58,18 +58,21 @@ impl<K, V> TestRecord<K, V> {
     }
 
     /// The same record at this timestamp (epoch millis).
+    #[must_use]
     pub fn at(mut self, timestamp: i64) -> Self {
         self.timestamp = Some(timestamp);
         self
     }
 
     /// The same record with one more header.
+    #[must_use]
     pub fn with_header(mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
         self.headers.add(key, value);
         self
     }
 
     /// The same record with these headers.
+    #[must_use]
     pub fn with_headers(mut self, headers: Headers) -> Self {
         self.headers = headers;
         self

@@ -1189,11 +1189,11 @@ mod word_count {
     use streams_core::serde::{I64Serde, StringSerde};
     use streams_core::{Result, StreamsBuilder, Topology};
 
-    pub const INPUT: &str = "streams-plaintext-input";
-    pub const OUTPUT: &str = "streams-wordcount-output";
-    pub const STORE: &str = "counts-store";
+    pub(crate) const INPUT: &str = "streams-plaintext-input";
+    pub(crate) const OUTPUT: &str = "streams-wordcount-output";
+    pub(crate) const STORE: &str = "counts-store";
 
-    pub fn topology() -> Result<Topology> {
+    pub(crate) fn topology() -> Result<Topology> {
         let builder = StreamsBuilder::new();
         builder
             .stream::<String, String>(INPUT)

@@ -47,15 +47,15 @@ use streams_test::{TestInputTopic, TopologyTestDriver};
 const GOLDEN_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/golden");
 
 /// The oracle's `application.id` (internal topic names start with it).
-pub const APPLICATION_ID: &str = "compat";
+pub(crate) const APPLICATION_ID: &str = "compat";
 
 /// What a scenario function returns.
-pub type ScenarioResult = Result<Outcome, Box<dyn Error>>;
+pub(crate) type ScenarioResult = Result<Outcome, Box<dyn Error>>;
 
 /// One scenario: its name (the Java method's and the golden file's) and
 /// the function that runs it.
 #[derive(Clone, Copy)]
-pub struct Scenario {
+pub(crate) struct Scenario {
     /// The scenario's name.
     pub name: &'static str,
     /// Builds the topology, drives it, and returns what happened.
@@ -92,7 +92,7 @@ fn registry() -> Vec<Scenario> {
 
 /// A field of the golden format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Field {
+pub(crate) enum Field {
     /// `describe`: `Topology::describe()` as text.
     Describe,
     /// The node names in the golden's `describe`, against our
@@ -125,7 +125,7 @@ impl fmt::Display for Field {
 }
 
 /// A field of a scenario that is known not to match Kafka yet.
-pub struct KnownGap {
+pub(crate) struct KnownGap {
     /// The scenario.
     pub scenario: &'static str,
     /// The field that differs.
@@ -144,7 +144,7 @@ pub struct KnownGap {
 /// returns one (see [`describe_of`]); the harness reports that as one gap
 /// covering every scenario, and checks the node names instead
 /// ([`Field::NodeNames`]).
-pub const KNOWN_GAPS: &[KnownGap] = &[
+pub(crate) const KNOWN_GAPS: &[KnownGap] = &[
     KnownGap {
         scenario: "null_keys_and_values",
         field: Field::NodeNames,
@@ -181,7 +181,7 @@ impl KnownGap {
 
 /// Scenarios written differently from their Java method because of a
 /// difference by design in our library; they are expected to pass.
-pub const ADAPTED: &[(&str, &str)] = &[
+pub(crate) const ADAPTED: &[(&str, &str)] = &[
     (
         "foreach_only",
         "the Java foreach lambda sees the null value of (k3, null); our foreach skips tombstones, so the scenario uses `process` with a processor that sees every record (named KSTREAM-FOREACH-0000000001 as Kafka names the foreach node)",
@@ -218,7 +218,7 @@ fn describe_of(topology: &Topology) -> Option<String> {
 /// The kind of error a pipe call returned. Texts differ from Java's
 /// exception messages by design, so only the kind is compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// Piping to a topic no source reads (Java: `IllegalArgumentException: Unknown topic: ..`).
     UnknownTopic,
     /// A record that could not be deserialized (Java: `StreamsException: Deserialization exception handler ..`).
@@ -261,7 +261,7 @@ impl ErrorKind {
 
 /// An error a scenario met, with our text (shown, not compared).
 #[derive(Debug, Clone)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Its kind.
     pub kind: ErrorKind,
     /// Our message.
@@ -270,7 +270,7 @@ pub struct Failure {
 
 /// What a scenario did, in the golden file's shape.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// `describe()`, when our library can give it.
     pub describe: Option<String>,
     /// `Topology::node_names()` of the topology the driver ran.
@@ -291,11 +291,11 @@ pub struct Outcome {
 /// A shared, append-only list of observations for closures and
 /// processors (the Java scenarios' `g.observe(..)`).
 #[derive(Debug, Clone, Default)]
-pub struct Observer(Rc<RefCell<Vec<String>>>);
+pub(crate) struct Observer(Rc<RefCell<Vec<String>>>);
 
 impl Observer {
     /// Appends a line.
-    pub fn push(&self, line: impl Into<String>) {
+    pub(crate) fn push(&self, line: impl Into<String>) {
         self.0.borrow_mut().push(line.into());
     }
 
@@ -308,13 +308,13 @@ impl Observer {
 /// [`start`](Recorder::start) the driver, pipe, declare the outputs (read
 /// at once, after all input), then [`finish`](Recorder::finish).
 #[derive(Debug, Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     outcome: Outcome,
     observer: Option<Observer>,
 }
 
 /// The oracle's config: `application.id = compat`, String default serdes.
-pub fn config() -> StreamsConfig {
+pub(crate) fn config() -> StreamsConfig {
     StreamsConfig::new(APPLICATION_ID)
         .with_default_key_serde(StringSerde)
         .with_default_value_serde(StringSerde)
@@ -324,13 +324,13 @@ pub fn config() -> StreamsConfig {
 /// `Golden.noCache`: [`config`] with `statestore.cache.max.bytes = 0`,
 /// which turns the record cache off on both sides: every update of a DSL
 /// store is forwarded at once.
-pub fn no_cache() -> StreamsConfig {
+pub(crate) fn no_cache() -> StreamsConfig {
     config().with_property("statestore.cache.max.bytes", "0")
 }
 
 /// A String/String input topic starting at 0 with no auto-advance, as the
 /// oracle's `g.input(topic)`.
-pub fn input<'d>(
+pub(crate) fn input<'d>(
     driver: &'d TopologyTestDriver,
     topic: &str,
 ) -> TestInputTopic<'d, String, String> {
@@ -344,39 +344,39 @@ pub fn input<'d>(
 }
 
 /// A key or value as Java concatenation prints it: `null` when absent.
-pub fn show(x: Option<&String>) -> &str {
+pub(crate) fn show(x: Option<&String>) -> &str {
     x.map_or("null", String::as_str)
 }
 
 /// Java's `String.length()`: UTF-16 code units.
-pub fn jlen(s: &str) -> usize {
+pub(crate) fn jlen(s: &str) -> usize {
     s.encode_utf16().count()
 }
 
 /// Java's `List.toString()` of strings: `[a, b]`.
-pub fn java_list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
+pub(crate) fn java_list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
     let items: Vec<&str> = items.into_iter().map(String::as_str).collect();
     format!("[{}]", items.join(", "))
 }
 
 impl Recorder {
     /// An empty recorder.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Recorder::default()
     }
 
     /// The scenario's observer; the scenario has an `observed` list from now on.
-    pub fn observer(&mut self) -> Observer {
+    pub(crate) fn observer(&mut self) -> Observer {
         self.observer.get_or_insert_with(Observer::default).clone()
     }
 
     /// Records `describe()` and starts the driver with [`config`] at wall-clock 0.
-    pub fn start(&mut self, topology: Topology) -> Result<TopologyTestDriver, StreamsError> {
+    pub(crate) fn start(&mut self, topology: Topology) -> Result<TopologyTestDriver, StreamsError> {
         self.start_with(topology, config())
     }
 
     /// As [`start`](Recorder::start), with another config.
-    pub fn start_with(
+    pub(crate) fn start_with(
         &mut self,
         topology: Topology,
         config: StreamsConfig,
@@ -396,12 +396,12 @@ impl Recorder {
     }
 
     /// Reads the String/String output topic `topic` whole.
-    pub fn output(&mut self, driver: &TopologyTestDriver, topic: &str) {
+    pub(crate) fn output(&mut self, driver: &TopologyTestDriver, topic: &str) {
         self.output_as(driver, topic, StringSerde, StringSerde);
     }
 
     /// Reads the output topic `topic` whole with these serdes.
-    pub fn output_as<K: Golden, V: Golden>(
+    pub(crate) fn output_as<K: Golden, V: Golden>(
         &mut self,
         driver: &TopologyTestDriver,
         topic: &str,
@@ -426,7 +426,7 @@ impl Recorder {
     }
 
     /// Adds a `serde_bytes` entry: how `serde` encodes `value`.
-    pub fn serde_bytes<T: Golden>(&mut self, serde: &impl Serde<T>, value: Option<&T>) {
+    pub(crate) fn serde_bytes<T: Golden>(&mut self, serde: &impl Serde<T>, value: Option<&T>) {
         let entry = match value {
             Some(v) => {
                 let hex = match serde.serialize("topic", v) {
@@ -445,7 +445,7 @@ impl Recorder {
 
     /// Records the error of a call that must fail (the oracle's `expectError`).
     /// A call that succeeds records nothing, which then differs from the golden.
-    pub fn expect_error(&mut self, result: Result<(), StreamsError>) {
+    pub(crate) fn expect_error(&mut self, result: Result<(), StreamsError>) {
         if let Err(e) = result {
             assert!(
                 self.outcome.error.is_none(),
@@ -459,7 +459,7 @@ impl Recorder {
     }
 
     /// Captures the produced topics, closes the driver and returns the outcome.
-    pub fn finish(mut self, driver: TopologyTestDriver) -> ScenarioResult {
+    pub(crate) fn finish(mut self, driver: TopologyTestDriver) -> ScenarioResult {
         self.outcome.produced_topics = driver.produced_topic_names().into_iter().collect();
         driver.close()?;
         self.outcome.observed = self.observer.map(|o| o.lines());
@@ -472,7 +472,7 @@ impl Recorder {
 // ---------------------------------------------------------------------------
 
 /// A key or value type of the scenarios, and its golden encoding.
-pub trait Golden: 'static {
+pub(crate) trait Golden: 'static {
     /// The `serde` name in `serde_bytes` entries.
     const SERDE_NAME: &'static str;
     /// The JSON encoding of a (non-null) key or value.
@@ -551,7 +551,7 @@ impl Golden for Windowed<String> {
 
 /// The serdes of the scenarios' key and value types, so that generic
 /// helpers can name them.
-pub trait KindSerde: Serde<Self::T> + Copy {
+pub(crate) trait KindSerde: Serde<Self::T> + Copy {
     /// The type it serializes.
     type T: Golden + Clone;
 }
@@ -595,7 +595,7 @@ fn header_to_golden(h: &Header) -> Value {
 /// Java's `Double.toString` (JDK 19+): the shortest decimal that reads
 /// back as `d`, with at least two significant digits in scientific form,
 /// plain for 1e-3 <= |d| < 1e7 and `d.dddE<n>` otherwise.
-pub fn java_double(d: f64) -> String {
+pub(crate) fn java_double(d: f64) -> String {
     if d.is_nan() {
         return "NaN".into();
     }

@@ -11,7 +11,7 @@ use super::{Recorder, Scenario, ScenarioResult, input, scenario};
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(unknown_topic_error),
     scenario!(pattern_unknown_topic_error),
     scenario!(deserialization_error),

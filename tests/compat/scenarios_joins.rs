@@ -17,7 +17,7 @@ type Sides = (KStream<S, S>, KStream<S, S>);
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(stream_table_join),
     scenario!(stream_table_left_join),
     scenario!(stream_global_table_joins),

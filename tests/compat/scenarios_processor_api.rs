@@ -11,7 +11,7 @@ use super::{Recorder, Scenario, ScenarioResult, input, scenario, show};
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(papi_basic),
     scenario!(papi_forward_to_named_child),
     scenario!(papi_multiple_parents),

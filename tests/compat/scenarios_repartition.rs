@@ -20,7 +20,7 @@ use super::{Recorder, Scenario, ScenarioResult, input, jlen, scenario, show};
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(repartition_mark_kept_by_filter_and_peek),
     scenario!(repartition_mark_kept_by_map_values_before_table_joins),
     scenario!(repartition_mark_of_merge),

@@ -11,7 +11,7 @@ use super::{KindSerde, Recorder, Scenario, ScenarioResult, config, input, jlen, 
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(serde_string),
     scenario!(serde_integer),
     scenario!(serde_long),

@@ -19,7 +19,7 @@ use super::{
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(word_count),
     scenario!(count_group_by_key),
     scenario!(reduce_grouped_named),
@@ -34,12 +34,12 @@ pub const SCENARIOS: &[Scenario] = &[
 ];
 
 /// The changelog topic of `store`, as the driver names it.
-pub fn changelog(store: &str) -> String {
+pub(super) fn changelog(store: &str) -> String {
     format!("{APPLICATION_ID}-{store}-changelog")
 }
 
 /// The repartition topic with base name `base`, as the driver names it.
-pub fn repartition(base: &str) -> String {
+pub(super) fn repartition(base: &str) -> String {
     format!("{APPLICATION_ID}-{base}-repartition")
 }
 

@@ -11,7 +11,7 @@ use super::{Recorder, Scenario, ScenarioResult, input, java_list, jlen, scenario
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(filter),
     scenario!(filter_not),
     scenario!(map),

@@ -15,7 +15,7 @@ use super::{Observer, Recorder, Scenario, ScenarioResult, input, scenario, show}
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(timestamps_explicit),
     scenario!(timestamps_auto_advance),
     scenario!(punctuate_stream_time),

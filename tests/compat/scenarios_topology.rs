@@ -10,7 +10,7 @@ use super::{Recorder, Scenario, ScenarioResult, input, jlen, scenario};
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(named_operators),
     scenario!(generated_names),
     scenario!(mixed_named_and_generated),

@@ -20,7 +20,7 @@ use super::{Recorder, Scenario, ScenarioResult, config, input, no_cache, scenari
 
 type S = String;
 
-pub const SCENARIOS: &[Scenario] = &[
+pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(tumbling_window_count),
     scenario!(hopping_window_aggregate),
     scenario!(sliding_window_reduce),

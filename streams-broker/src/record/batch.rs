@@ -170,6 +170,11 @@ impl RecordBatch {
     /// compression, and records whose framing adds up to exactly the
     /// declared count and size.
     ///
+    /// # Errors
+    /// A [`CorruptRecordError`] if the bytes are shorter than a batch header,
+    /// their length field disagrees with their size, the magic byte is not 2
+    /// or the stored CRC does not match the computed one.
+    ///
     /// ```
     /// use bytes::Bytes;
     /// use streams_broker::record::{Record, RecordBatch, RecordBatchBuilder};
@@ -295,6 +300,10 @@ impl RecordBatch {
 
     /// Splits bytes holding batches back to back (a log segment, a fetch
     /// response) into validated batches.
+    ///
+    /// # Errors
+    /// A [`CorruptRecordError`] if the bytes end in the middle of a batch or
+    /// any batch fails the checks of [`from_bytes`](RecordBatch::from_bytes).
     pub fn split_batches(bytes: Bytes) -> Result<Vec<RecordBatch>, CorruptRecordError> {
         let mut batches = Vec::new();
         let mut rest = bytes;

@@ -282,6 +282,11 @@ impl RecordBatchBuilder {
     /// Appends `record` at `offset`: offsets must increase strictly, with
     /// gaps allowed (as the cleaner writes retained records), and stay
     /// within a 32-bit delta of the base offset.
+    ///
+    /// # Errors
+    /// A [`RecordBatchBuildError`] if `offset` is not above the previous
+    /// record's, is below the base offset or is more than a 32-bit delta
+    /// away from it.
     pub fn append_with_offset(
         &mut self,
         offset: i64,
@@ -298,6 +303,10 @@ impl RecordBatchBuilder {
 
     /// Appends a record read from another batch at its own offset, as the
     /// log cleaner copies the records it retains.
+    ///
+    /// # Errors
+    /// As [`append_with_offset`](RecordBatchBuilder::append_with_offset), for
+    /// the record's own offset.
     pub fn append_log_record(&mut self, record: &LogRecord) -> Result<(), RecordBatchBuildError> {
         self.push(
             record.offset,
@@ -436,6 +445,10 @@ impl RecordBatchBuilder {
     /// attributes to the end. Fails for an empty builder, for the first
     /// error an [`append`](RecordBatchBuilder::append) met, and for
     /// producer state Kafka's builder refuses (`validateProducerState`).
+    ///
+    /// # Errors
+    /// [`RecordBatchBuildError::Empty`] if no record was appended, the first
+    /// error an append met, or the error for producer state Kafka refuses.
     pub fn build(self) -> Result<RecordBatch, RecordBatchBuildError> {
         if let Some(e) = self.error {
             return Err(e);

@@ -24,13 +24,13 @@ fn unsigned_size(value: u64) -> usize {
 
 /// The encoded size of `value` as a varint (`ByteUtils.sizeOfVarint`): 1 to 5 bytes.
 #[inline]
-pub fn size_of_varint(value: i32) -> usize {
+pub(super) fn size_of_varint(value: i32) -> usize {
     unsigned_size(u64::from(zigzag32(value)))
 }
 
 /// The encoded size of `value` as a varlong (`ByteUtils.sizeOfVarlong`): 1 to 10 bytes.
 #[inline]
-pub fn size_of_varlong(value: i64) -> usize {
+pub(super) fn size_of_varlong(value: i64) -> usize {
     unsigned_size(zigzag64(value))
 }
 
@@ -45,14 +45,14 @@ fn put_unsigned(out: &mut Vec<u8>, mut value: u64) {
 
 /// Appends `value` as a zig-zag varint.
 #[inline]
-pub fn put_varint(out: &mut Vec<u8>, value: i32) {
+pub(super) fn put_varint(out: &mut Vec<u8>, value: i32) {
     put_unsigned(out, u64::from(zigzag32(value)));
 }
 
 /// Appends `value` as a zig-zag varlong.
 #[inline]
 #[cfg_attr(not(test), allow(dead_code))]
-pub fn put_varlong(out: &mut Vec<u8>, value: i64) {
+pub(super) fn put_varlong(out: &mut Vec<u8>, value: i64) {
     put_unsigned(out, zigzag64(value));
 }
 
@@ -61,7 +61,7 @@ pub fn put_varlong(out: &mut Vec<u8>, value: i64) {
 /// `illegalVarintException`); as Kafka's reader, bits of the fifth byte
 /// beyond the 32 are dropped.
 #[inline]
-pub fn read_varint(data: &[u8], pos: &mut usize) -> Option<i32> {
+pub(super) fn read_varint(data: &[u8], pos: &mut usize) -> Option<i32> {
     let mut raw: u32 = 0;
     for i in 0..5 {
         let byte = *data.get(*pos)?;
@@ -77,7 +77,7 @@ pub fn read_varint(data: &[u8], pos: &mut usize) -> Option<i32> {
 /// Reads a zig-zag varlong at `*pos`, advancing it. `None` when the input
 /// ends first or the varlong runs past 10 bytes.
 #[inline]
-pub fn read_varlong(data: &[u8], pos: &mut usize) -> Option<i64> {
+pub(super) fn read_varlong(data: &[u8], pos: &mut usize) -> Option<i64> {
     let mut raw: u64 = 0;
     for i in 0..10 {
         let byte = *data.get(*pos)?;

@@ -190,6 +190,10 @@ impl Timer {
     }
 
     /// A timer of another shape (Kafka's tests use a wheel size of 3).
+    ///
+    /// # Errors
+    /// [`TimerError::InvalidTick`] for a tick below 1 ms and
+    /// [`TimerError::InvalidWheelSize`] for fewer than 2 buckets.
     pub fn with_config(time: Arc<dyn Time>, config: TimerConfig) -> Result<Self, TimerError> {
         if config.tick_ms < 1 {
             return Err(TimerError::InvalidTick(config.tick_ms));

@@ -3,7 +3,7 @@
 use streams_broker::{Cluster, NewTopic, ProducerRecord, TopicPartition};
 
 /// Creates `topic` with one partition and the given configs.
-pub fn topic(cluster: &Cluster, topic: &str, configs: &[(&str, &str)]) -> TopicPartition {
+pub(crate) fn topic(cluster: &Cluster, topic: &str, configs: &[(&str, &str)]) -> TopicPartition {
     let mut new = NewTopic::new(topic, 1);
     for (k, v) in configs {
         new = new.config(*k, *v);
@@ -14,7 +14,13 @@ pub fn topic(cluster: &Cluster, topic: &str, configs: &[(&str, &str)]) -> TopicP
 
 /// Sends `key` = `value` (a tombstone for `None`) at `timestamp`; returns
 /// the offset.
-pub fn send(cluster: &Cluster, topic: &str, key: &str, value: Option<&str>, timestamp: i64) -> i64 {
+pub(crate) fn send(
+    cluster: &Cluster,
+    topic: &str,
+    key: &str,
+    value: Option<&str>,
+    timestamp: i64,
+) -> i64 {
     let record = match value {
         Some(v) => ProducerRecord::new(topic, key.to_owned(), v.to_owned()),
         None => ProducerRecord::tombstone(topic, key.to_owned()),
@@ -27,7 +33,10 @@ pub fn send(cluster: &Cluster, topic: &str, key: &str, value: Option<&str>, time
 }
 
 /// The log's records as (offset, key, value) strings.
-pub fn contents(cluster: &Cluster, tp: &TopicPartition) -> Vec<(i64, String, Option<String>)> {
+pub(crate) fn contents(
+    cluster: &Cluster,
+    tp: &TopicPartition,
+) -> Vec<(i64, String, Option<String>)> {
     cluster
         .log_records(tp)
         .unwrap()
@@ -45,7 +54,7 @@ pub fn contents(cluster: &Cluster, tp: &TopicPartition) -> Vec<(i64, String, Opt
 }
 
 /// The log's offsets.
-pub fn offsets(cluster: &Cluster, tp: &TopicPartition) -> Vec<i64> {
+pub(crate) fn offsets(cluster: &Cluster, tp: &TopicPartition) -> Vec<i64> {
     contents(cluster, tp)
         .into_iter()
         .map(|(o, _, _)| o)

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 
 /// `Some("'java' not found on PATH")` when `java` or `mvn` is missing.
-pub fn missing_tools() -> Option<String> {
+pub(crate) fn missing_tools() -> Option<String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let missing: Vec<&str> = ["java", "mvn"]
         .into_iter()
@@ -88,7 +88,7 @@ fn tail(text: &str, n: usize) -> String {
 }
 
 /// The compiled Java tool and its classpath.
-pub struct Tool {
+pub(crate) struct Tool {
     classpath: String,
 }
 
@@ -96,7 +96,7 @@ impl Tool {
     /// `mvn -q -B process-classes` in `compat/broker` (what
     /// `compat/broker/regenerate` and `scripts/kafka-up` run): compiles the
     /// tool and writes `target/classpath.txt`. `$MVN_ARGS` is passed on.
-    pub fn build(root: &Path) -> Result<Tool, String> {
+    pub(crate) fn build(root: &Path) -> Result<Tool, String> {
         let project = root.join("compat/broker");
         let mut cmd = Command::new("mvn");
         cmd.args(["-q", "-B", "-Dstyle.color=never"]);
@@ -146,7 +146,7 @@ impl Tool {
     }
 
     /// Fails when the tool's scenarios are not `names`.
-    pub fn check_scenario_names(&self, names: &[&str]) -> Result<(), String> {
+    pub(crate) fn check_scenario_names(&self, names: &[&str]) -> Result<(), String> {
         let child = self
             .command()
             .arg("list")
@@ -171,7 +171,7 @@ impl Tool {
     }
 
     /// Kafka's JSON for one scenario (`compat.broker.Main scenario ADDR NAME`).
-    pub fn scenario(&self, bootstrap: &str, name: &str) -> Result<String, String> {
+    pub(crate) fn scenario(&self, bootstrap: &str, name: &str) -> Result<String, String> {
         let started = Instant::now();
         let child = self
             .command()
@@ -192,7 +192,7 @@ impl Tool {
 }
 
 /// The broker of this run; dropping it stops a broker it started.
-pub struct Broker {
+pub(crate) struct Broker {
     root: PathBuf,
     bootstrap: String,
     owned: bool,
@@ -202,7 +202,7 @@ impl Broker {
     /// `$KAFKA_BOOTSTRAP`, or a new broker from `scripts/kafka-up --parent
     /// <this pid>` (its watchdog stops the broker if this process dies
     /// without dropping the guard).
-    pub fn start(root: &Path) -> Result<Broker, String> {
+    pub(crate) fn start(root: &Path) -> Result<Broker, String> {
         if let Ok(addr) = std::env::var("KAFKA_BOOTSTRAP") {
             if !addr.is_empty() {
                 return Ok(Broker {
@@ -238,12 +238,12 @@ impl Broker {
     }
 
     /// The bootstrap address, `127.0.0.1:PORT`.
-    pub fn bootstrap(&self) -> &str {
+    pub(crate) fn bootstrap(&self) -> &str {
         &self.bootstrap
     }
 
     /// Whether this run started the broker (and so stops it).
-    pub fn owned(&self) -> bool {
+    pub(crate) fn owned(&self) -> bool {
         self.owned
     }
 }

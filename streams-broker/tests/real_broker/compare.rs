@@ -140,7 +140,7 @@ fn describe(step: &Value) -> String {
 
 /// `Ok` when every step's answers agree; otherwise a report naming the
 /// scenario, each differing step and field, and a diff of the step.
-pub fn scenario(name: &str, kafka: &[Value], simulated: &[Value]) -> Result<(), String> {
+pub(crate) fn scenario(name: &str, kafka: &[Value], simulated: &[Value]) -> Result<(), String> {
     let mut report = String::new();
     let mut differing = 0;
     if kafka.len() != simulated.len() {

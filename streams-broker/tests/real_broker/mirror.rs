@@ -24,14 +24,14 @@ use streams_broker::{
 };
 
 /// `T0` of the scenarios.
-pub const T0: i64 = 1_700_000_000_000;
+pub(crate) const T0: i64 = 1_700_000_000_000;
 
 /// The Java consumer polls for at most 15 s, 200 ms a poll.
 const MAX_CONSUME_POLLS: usize = 75;
 
 /// The Java class name of the exception Kafka's clients throw for the
 /// error code behind each variant.
-pub fn java_exception(e: &BrokerError) -> String {
+pub(crate) fn java_exception(e: &BrokerError) -> String {
     match e {
         BrokerError::UnknownTopic { .. } | BrokerError::UnknownPartition { .. } => {
             "UnknownTopicOrPartitionException"
@@ -163,7 +163,7 @@ struct Mirror {
 }
 
 /// Runs the steps on a fresh simulated cluster; the answers, one per step.
-pub fn run(steps: &[Value]) -> Result<Vec<Value>, String> {
+pub(crate) fn run(steps: &[Value]) -> Result<Vec<Value>, String> {
     let cluster = Cluster::builder()
         .start_time_ms(T0 + 86_400_000)
         .log_cleaner_backoff_ms(1_000)

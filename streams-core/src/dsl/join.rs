@@ -127,6 +127,7 @@ impl<K: 'static, V: 'static> Joined<K, V> {
     }
 
     /// Sets the name.
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self

@@ -194,6 +194,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.next_name = Some(name.into());
         self
@@ -244,6 +245,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Keeps the records for which `predicate` is true, Kafka's `filter`.
     /// Tombstones pass.
+    #[must_use]
     pub fn filter(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
         let name = self.take_name_and_number("KSTREAM-FILTER-");
         let predicate: KvFn<K, V, bool> = Rc::new(predicate);
@@ -260,6 +262,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Keeps the records for which `predicate` is false, Kafka's
     /// `filterNot`. Tombstones pass.
+    #[must_use]
     pub fn filter_not(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
         let name = self.take_name_and_number("KSTREAM-FILTER-");
         let predicate: KvFn<K, V, bool> = Rc::new(predicate);
@@ -389,6 +392,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Calls `action` on each record and passes it on, Kafka's `peek`.
+    #[must_use]
     pub fn peek(mut self, action: impl Fn(Option<&K>, &V) + 'static) -> Self {
         let name = self.take_name_and_number("KSTREAM-PEEK-");
         let action: KvFn<K, V, ()> = Rc::new(action);
@@ -419,6 +423,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// The records of this stream and `other`, Kafka's `merge`.
+    #[must_use]
     pub fn merge(mut self, other: &KStream<K, V>) -> Self {
         let name = self.take_name_and_number("KSTREAM-MERGE-");
         let parents = [self.node.clone(), other.node.clone()];
@@ -519,12 +524,14 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn repartition(self) -> Self {
         self.repartition_with(Repartitioned::default())
     }
 
     /// As [`KStream::repartition`], with serdes and the topic's name
     /// (`<application.id>-<name>-repartition`) from `repartitioned`.
+    #[must_use]
     pub fn repartition_with(mut self, repartitioned: Repartitioned<K, V>) -> Self {
         // A given name takes no number here; the topic's nodes take three.
         let base = match repartitioned.name {

@@ -101,6 +101,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// Names the node that the next operator on this table adds.
+    #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.next_name = Some(name.into());
         self
@@ -254,11 +255,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn filter(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
         self.filter_impl(predicate, true, None)
     }
 
     /// As [`KTable::filter`], keeping the result in a store.
+    #[must_use]
     pub fn filter_with(
         self,
         predicate: impl Fn(&K, &V) -> bool + 'static,
@@ -270,11 +273,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Keeps the rows for which `predicate` is false, Kafka's `filterNot`.
     ///
     /// The example of [`KTable::filter`](crate::dsl::KTable::filter) shows `filter_not` too.
+    #[must_use]
     pub fn filter_not(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
         self.filter_impl(predicate, false, None)
     }
 
     /// As [`KTable::filter_not`], keeping the result in a store.
+    #[must_use]
     pub fn filter_not_with(
         self,
         predicate: impl Fn(&K, &V) -> bool + 'static,

@@ -70,18 +70,21 @@ macro_rules! serde_options {
             }
 
             /// Sets the key serde.
+            #[must_use]
             pub fn with_key_serde(mut self, serde: impl Serde<K>) -> Self {
                 self.key_serde = Some(Arc::new(serde));
                 self
             }
 
             /// Sets the value serde.
+            #[must_use]
             pub fn with_value_serde(mut self, serde: impl Serde<V>) -> Self {
                 self.value_serde = Some(Arc::new(serde));
                 self
             }
 
             /// Sets the name.
+            #[must_use]
             pub fn with_name(mut self, name: impl Into<String>) -> Self {
                 self.name = Some(name.into());
                 self
@@ -170,6 +173,7 @@ impl<K: 'static, V: 'static> Branched<K, V> {
     }
 
     /// Sets the name.
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -252,18 +256,21 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     }
 
     /// Sets the key serde.
+    #[must_use]
     pub fn with_key_serde(mut self, serde: impl Serde<K>) -> Self {
         self.key_serde = Some(Arc::new(serde));
         self
     }
 
     /// Sets the value serde.
+    #[must_use]
     pub fn with_value_serde(mut self, serde: impl Serde<V>) -> Self {
         self.value_serde = Some(Arc::new(serde));
         self
     }
 
     /// The store writes no changelog.
+    #[must_use]
     pub fn with_logging_disabled(mut self) -> Self {
         self.logging = false;
         self
@@ -303,12 +310,14 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn with_caching_disabled(mut self) -> Self {
         self.caching = false;
         self
     }
 
     /// Turns the record cache back on (the default).
+    #[must_use]
     pub fn with_caching_enabled(mut self) -> Self {
         self.caching = true;
         self
@@ -338,6 +347,7 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
         self

@@ -59,6 +59,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// Keeps sessions for `retention` after they end instead of the
     /// default (gap plus grace period), as Kafka's `Materialized.withRetention`;
     /// [`Materialized::with_retention`] on the aggregation wins over it.
+    #[must_use]
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
         self

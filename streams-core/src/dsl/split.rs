@@ -37,6 +37,17 @@ pub struct BranchedKStream<K, V> {
     branches: BTreeMap<String, KStream<K, V>>,
 }
 
+impl<K, V> std::fmt::Debug for BranchedKStream<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BranchedKStream")
+            .field("source", &self.source)
+            .field("splitter", &self.splitter)
+            .field("children", &self.children.borrow())
+            .field("branches", &self.branches)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Splits the stream: each record goes to the first branch whose
     /// predicate is true, or to the default branch, or nowhere. The
@@ -70,6 +81,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
     /// Adds a branch for the records that match `predicate` (and no
     /// earlier branch). `branched` is a name (`"eu"`) or a [`Branched`].
+    #[must_use]
     pub fn branch(
         mut self,
         predicate: impl Fn(Option<&K>, &V) -> bool + 'static,

@@ -249,36 +249,42 @@ impl<K: 'static, V: 'static, VO: 'static> StreamJoined<K, V, VO> {
     }
 
     /// Names the join's nodes (and repartition topics).
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// Names the join's stores.
+    #[must_use]
     pub fn with_store_name(mut self, store_name: impl Into<String>) -> Self {
         self.store_name = Some(store_name.into());
         self
     }
 
     /// Sets the key serde.
+    #[must_use]
     pub fn with_key_serde(mut self, serde: impl Serde<K>) -> Self {
         self.key_serde = Some(Arc::new(serde));
         self
     }
 
     /// Sets this stream's value serde.
+    #[must_use]
     pub fn with_value_serde(mut self, serde: impl Serde<V>) -> Self {
         self.value_serde = Some(Arc::new(serde));
         self
     }
 
     /// Sets the other stream's value serde.
+    #[must_use]
     pub fn with_other_value_serde(mut self, serde: impl Serde<VO>) -> Self {
         self.other_value_serde = Some(Arc::new(serde));
         self
     }
 
     /// Turns the stores' changelogs off.
+    #[must_use]
     pub fn with_logging_disabled(mut self) -> Self {
         self.logging = false;
         self

@@ -104,18 +104,21 @@ macro_rules! buffer_config_methods {
     ($name:ident) => {
         impl $name {
             /// At most `records` keys.
+            #[must_use]
             pub fn with_max_records(mut self, records: u64) -> Self {
                 self.0.max_records = records;
                 self
             }
 
             /// At most `bytes`, as Kafka estimates them.
+            #[must_use]
             pub fn with_max_bytes(mut self, bytes: u64) -> Self {
                 self.0.max_bytes = bytes;
                 self
             }
 
             /// No bounds: a strict buffer, Kafka's `withNoBound`.
+            #[must_use]
             pub fn with_no_bound(self) -> StrictBufferConfig {
                 StrictBufferConfig(BufferConfig {
                     max_records: u64::MAX,
@@ -126,6 +129,7 @@ macro_rules! buffer_config_methods {
             }
 
             /// When full, fail the task (the results stay strictly final).
+            #[must_use]
             pub fn shut_down_when_full(self) -> StrictBufferConfig {
                 StrictBufferConfig(BufferConfig {
                     emit_when_full: false,
@@ -134,6 +138,7 @@ macro_rules! buffer_config_methods {
             }
 
             /// When full, emit the oldest entries early.
+            #[must_use]
             pub fn emit_early_when_full(self) -> EagerBufferConfig {
                 EagerBufferConfig(BufferConfig {
                     emit_when_full: true,
@@ -142,6 +147,7 @@ macro_rules! buffer_config_methods {
             }
 
             /// The buffer writes no changelog.
+            #[must_use]
             pub fn with_logging_disabled(mut self) -> Self {
                 self.0.logging = false;
                 self
@@ -302,6 +308,7 @@ impl<K: 'static> Suppressed<K> {
     }
 
     /// Names the suppression node; its buffer store is `<name>-store`.
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -451,6 +458,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("ann@0", 2)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn suppress(mut self, suppressed: Suppressed<K>) -> KTable<K, V> {
         let named = suppressed.name.clone().or_else(|| self.next_name.take());
         let name = match &named {

@@ -74,6 +74,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// size plus grace period; for sliding windows, twice the time
     /// difference plus grace), as Kafka's `Materialized.withRetention`;
     /// [`Materialized::with_retention`] on the aggregation wins over it.
+    #[must_use]
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
         self

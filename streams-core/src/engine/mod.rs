@@ -322,6 +322,9 @@ impl StreamTask {
     }
 
     /// Fires the stream-time punctuations that are due. Returns whether any fired.
+    ///
+    /// # Errors
+    /// The first error a punctuating processor returns.
     pub fn maybe_punctuate_stream_time(&mut self) -> Result<bool> {
         let now = self.state.stream_time.get();
         if now < 0 || self.state.punctuations.is_empty() {
@@ -332,6 +335,9 @@ impl StreamTask {
 
     /// Sets the wall clock to `now` (it never goes back) and fires the
     /// wall-clock punctuations that are due. Returns whether any fired.
+    ///
+    /// # Errors
+    /// The first error a punctuating processor returns.
     pub fn maybe_punctuate_wall_clock(&mut self, now: i64) -> Result<bool> {
         if now > self.state.wall_clock.get() {
             self.state.wall_clock.set(now);
@@ -448,6 +454,9 @@ impl StreamTask {
     /// Closes every processor, in the order they were added, and stops
     /// all punctuation. Every processor is closed even if one fails; the
     /// first error is returned. Closing twice does nothing.
+    ///
+    /// # Errors
+    /// The first error a processor or store returned from its `close`.
     pub fn close(&mut self) -> Result<()> {
         if self.closed {
             return Ok(());

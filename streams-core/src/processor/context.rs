@@ -88,6 +88,14 @@ pub struct ProcessorContext<'a, K, V> {
     _types: PhantomData<fn(K, V)>,
 }
 
+impl<K, V> fmt::Debug for ProcessorContext<'_, K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessorContext")
+            .field("node", &self.node_name())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a, K, V> ProcessorContext<'a, K, V> {
     pub(crate) fn new(task: &'a TaskState, node: usize) -> Self {
         ProcessorContext {
@@ -289,6 +297,10 @@ impl<K: Clone + 'static, V: Clone + 'static> ProcessorContext<'_, K, V> {
     /// Forwards a record to every child of this processor, in the order
     /// they were added. Each child processes it (and forwards further)
     /// before the next child gets it, depth first, as in Kafka.
+    ///
+    /// # Errors
+    /// The first error a child (or a processor further down) returns while
+    /// processing the record.
     pub fn forward(&mut self, record: Record<K, V>) -> Result<()> {
         let children = self.task.children(self.node);
         match children.split_last() {

@@ -49,12 +49,20 @@ use crate::record::Record;
 /// closes. Errors returned are reported with the processor's name.
 pub trait Processor<KIn, VIn, KOut = KIn, VOut = VIn>: 'static {
     /// Called once before any record; schedule punctuations here.
+    ///
+    /// # Errors
+    /// An error fails the task's start; it is reported with the
+    /// processor's name.
     fn init(&mut self, ctx: &mut ProcessorContext<'_, KOut, VOut>) -> Result<()> {
         let _ = ctx;
         Ok(())
     }
 
     /// Processes one record.
+    ///
+    /// # Errors
+    /// An error stops the processing of the record; it is reported with
+    /// the processor's name.
     fn process(
         &mut self,
         ctx: &mut ProcessorContext<'_, KOut, VOut>,
@@ -64,6 +72,10 @@ pub trait Processor<KIn, VIn, KOut = KIn, VOut = VIn>: 'static {
     /// Called when a punctuation scheduled by this processor fires, with the
     /// current stream time (for [`PunctuationType::StreamTime`]) or wall-clock
     /// time (for [`PunctuationType::WallClockTime`]).
+    ///
+    /// # Errors
+    /// An error stops the punctuation; it is reported with the
+    /// processor's name.
     fn punctuate(
         &mut self,
         ctx: &mut ProcessorContext<'_, KOut, VOut>,
@@ -75,6 +87,10 @@ pub trait Processor<KIn, VIn, KOut = KIn, VOut = VIn>: 'static {
     }
 
     /// Called once when the task closes.
+    ///
+    /// # Errors
+    /// An error is reported with the processor's name; the task closes
+    /// its other processors all the same.
     fn close(&mut self) -> Result<()> {
         Ok(())
     }

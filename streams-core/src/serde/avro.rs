@@ -397,6 +397,9 @@ impl<T> AvroSerde<T> {
 
     /// A serde for the schema given as Avro schema JSON; an error if the
     /// JSON is not a valid schema.
+    ///
+    /// # Errors
+    /// A [`SerdeError`] if `schema_json` is not a valid Avro schema.
     pub fn parse(schema_json: &str) -> Result<Self, SerdeError> {
         parse_schema(schema_json).map(Self::new)
     }
@@ -506,6 +509,9 @@ impl MockSchemaRegistry {
     /// version is added; otherwise the schema becomes the subject's next
     /// version, with the id it already has under another subject or a new
     /// one. An error if the subject is empty or the registry is full.
+    ///
+    /// # Errors
+    /// A [`SerdeError`] if `subject` is empty or the registry is full.
     pub fn register(&self, subject: &str, schema: &Schema) -> Result<u32, SerdeError> {
         self.register_text(subject, schema_text(schema), schema)
     }
@@ -680,6 +686,9 @@ impl<T> ConfluentAvroSerde<T> {
 
     /// As [`value`](Self::value), with the schema given as Avro schema
     /// JSON; an error if it is not a valid schema.
+    ///
+    /// # Errors
+    /// A [`SerdeError`] if `schema_json` is not a valid Avro schema.
     pub fn value_json(
         registry: impl Into<MockSchemaRegistry>,
         schema_json: &str,
@@ -689,6 +698,9 @@ impl<T> ConfluentAvroSerde<T> {
 
     /// As [`key`](Self::key), with the schema given as Avro schema JSON; an
     /// error if it is not a valid schema.
+    ///
+    /// # Errors
+    /// A [`SerdeError`] if `schema_json` is not a valid Avro schema.
     pub fn key_json(
         registry: impl Into<MockSchemaRegistry>,
         schema_json: &str,
@@ -700,6 +712,7 @@ impl<T> ConfluentAvroSerde<T> {
     /// (`true`, the default, as `auto.register.schemas`). With `false`, the
     /// schema must have been registered under that subject already, and
     /// serializing is an error otherwise.
+    #[must_use]
     pub fn auto_register(mut self, auto_register: bool) -> Self {
         self.auto_register = auto_register;
         self

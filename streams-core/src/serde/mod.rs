@@ -45,9 +45,15 @@ pub use apache_avro;
 /// input: bad bytes are a [`SerdeError`].
 pub trait Serde<T>: Send + Sync + 'static {
     /// Turns a value into bytes for `topic`.
+    ///
+    /// # Errors
+    /// A [`SerdeError`] if the value cannot be written in this format.
     fn serialize(&self, topic: &str, value: &T) -> Result<Vec<u8>, SerdeError>;
 
     /// Turns bytes read from `topic` into a value.
+    ///
+    /// # Errors
+    /// A [`SerdeError`] if the bytes are not a value of this format.
     fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<T, SerdeError>;
 
     /// As [`serialize`](Serde::serialize), for a value the caller no
@@ -55,6 +61,9 @@ pub trait Serde<T>: Send + Sync + 'static {
     /// `String`'s UTF-8, a `Vec<u8>`) can hand it over instead of
     /// copying it. It must return the same bytes as `serialize`. The
     /// default calls `serialize`.
+    ///
+    /// # Errors
+    /// As [`serialize`](Serde::serialize).
     fn serialize_owned(&self, topic: &str, value: T) -> Result<Vec<u8>, SerdeError> {
         self.serialize(topic, &value)
     }
@@ -64,6 +73,9 @@ pub trait Serde<T>: Send + Sync + 'static {
     /// `Vec<u8>`) can take it instead of copying it. It must return what
     /// `deserialize` returns, errors included. The default calls
     /// `deserialize`.
+    ///
+    /// # Errors
+    /// As [`deserialize`](Serde::deserialize).
     fn deserialize_owned(&self, topic: &str, bytes: Vec<u8>) -> Result<T, SerdeError> {
         self.deserialize(topic, &bytes)
     }

@@ -124,12 +124,19 @@ pub trait StateStore: Any {
     }
 
     /// Called once when the task starts, before any processor's `init`.
+    ///
+    /// # Errors
+    /// An error fails the task's start.
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let _ = context;
         Ok(())
     }
 
     /// Called when the task closes.
+    ///
+    /// # Errors
+    /// An error is returned from the task's close, which closes the other
+    /// stores all the same.
     fn close(&mut self) -> Result<()> {
         Ok(())
     }
@@ -326,12 +333,14 @@ impl<K, V> fmt::Debug for KeyValueStoreBuilder<K, V> {
 
 impl<K, V> KeyValueStoreBuilder<K, V> {
     /// Stores built will not write a changelog.
+    #[must_use]
     pub fn with_logging_disabled(mut self) -> Self {
         self.changelog.enabled = false;
         self
     }
 
     /// Stores built write a changelog (the default).
+    #[must_use]
     pub fn with_logging_enabled(mut self) -> Self {
         self.changelog.enabled = true;
         self

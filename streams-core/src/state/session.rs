@@ -411,12 +411,14 @@ impl<K, V> fmt::Debug for SessionStoreBuilder<K, V> {
 
 impl<K, V> SessionStoreBuilder<K, V> {
     /// Stores built will not write a changelog.
+    #[must_use]
     pub fn with_logging_disabled(mut self) -> Self {
         self.changelog.enabled = false;
         self
     }
 
     /// Stores built write a changelog (the default).
+    #[must_use]
     pub fn with_logging_enabled(mut self) -> Self {
         self.changelog.enabled = true;
         self

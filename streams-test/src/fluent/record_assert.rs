@@ -48,6 +48,9 @@ impl<K: Debug, V: Debug> std::fmt::Debug for RecordAssert<'_, K, V> {
     }
 }
 
+// Assertions, not builders: each checks on its own and returns `self` only
+// so that checks can be chained; dropping the result is intended.
+#[allow(clippy::return_self_not_must_use)]
 impl<'t, K: Debug + 'static, V: Debug + 'static> RecordAssert<'t, K, V> {
     pub(super) fn new(output: TestOutput<'t, K, V>, offset: i64, record: TestRecord<K, V>) -> Self {
         RecordAssert {

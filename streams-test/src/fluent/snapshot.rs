@@ -208,24 +208,28 @@ impl Snapshot {
     }
 
     /// Leaves the timestamps out.
+    #[must_use]
     pub fn without_timestamps(mut self) -> Self {
         self.timestamps = false;
         self
     }
 
     /// Leaves the offsets out (for a topic; a store has none).
+    #[must_use]
     pub fn without_offsets(mut self) -> Self {
         self.offsets = false;
         self
     }
 
     /// Leaves the headers out (for a topic; a store has none).
+    #[must_use]
     pub fn without_headers(mut self) -> Self {
         self.headers = false;
         self
     }
 
     /// Shows the value of every header with this key as `[redacted]`.
+    #[must_use]
     pub fn redact_header(mut self, key: impl Into<String>) -> Self {
         self.redacted.push(key.into());
         self

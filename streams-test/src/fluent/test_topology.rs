@@ -271,17 +271,20 @@ impl<K: 'static, V: 'static> TestTopology<K, V> {
     /// of the topology). Call it before
     /// [`with_default_serdes`](TestTopology::with_default_serdes), which
     /// sets the config's defaults.
+    #[must_use]
     pub fn with_config(self, config: StreamsConfig) -> Self {
         self.reconfigured(|h| h.config = config)
     }
 
     /// Sets one config property, by its Kafka name.
+    #[must_use]
     pub fn with_property(self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.reconfigured(|h| h.config = h.config.clone().with_property(key, value))
     }
 
     /// Sets the wall clock's start (epoch millis), also the timestamp of
     /// records added without one before the clock moves.
+    #[must_use]
     pub fn with_initial_wall_clock_time(self, epoch_ms: i64) -> Self {
         self.reconfigured(|h| h.start_ms = epoch_ms)
     }
