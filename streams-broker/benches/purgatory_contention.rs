@@ -89,12 +89,12 @@ fn run_threads(config: PurgatoryConfig, threads: usize) -> Duration {
                         .expect("keys");
                     assert!(!done);
                     pending.push_back((op, op_keys));
-                    if pending.len() > PENDING {
-                        if let Some((op, op_keys)) = pending.pop_front() {
-                            op.operation().ready.store(true, Ordering::Release);
-                            for key in &op_keys {
-                                completed += purgatory.check_and_complete(key);
-                            }
+                    if pending.len() > PENDING
+                        && let Some((op, op_keys)) = pending.pop_front()
+                    {
+                        op.operation().ready.store(true, Ordering::Release);
+                        for key in &op_keys {
+                            completed += purgatory.check_and_complete(key);
                         }
                     }
                 }

@@ -64,10 +64,10 @@ fn wheel(delays: &[i64]) -> Duration {
         .map(|&delay| timer.add(task(&fired), delay))
         .collect();
     for (i, handle) in handles.iter().enumerate() {
-        if i % 10 != 0 {
-            if let Some(handle) = handle {
-                timer.cancel(*handle);
-            }
+        if i % 10 != 0
+            && let Some(handle) = handle
+        {
+            timer.cancel(*handle);
         }
     }
     while timer.size() > 0 {
@@ -136,10 +136,10 @@ fn heap(delays: &[i64]) -> Duration {
         let empty = {
             let mut heap = timer.heap.lock().expect("heap");
             while heap.peek().is_some_and(|Reverse((e, _, _))| *e <= now) {
-                if let Some(Reverse((_, _, HeapEntry(t)))) = heap.pop() {
-                    if !t.cancelled.load(Ordering::Acquire) {
-                        due.push(t);
-                    }
+                if let Some(Reverse((_, _, HeapEntry(t)))) = heap.pop()
+                    && !t.cancelled.load(Ordering::Acquire)
+                {
+                    due.push(t);
                 }
             }
             heap.is_empty()

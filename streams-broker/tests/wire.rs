@@ -48,7 +48,7 @@ fn cases(value: &Value, file: &str) -> Vec<Value> {
 }
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("odd-length hex string {s:?}"));
     }
     (0..s.len())
@@ -273,10 +273,10 @@ fn build(case: &GoldenBatch) -> Result<RecordBatch, String> {
         .control(case.control)
         .delete_horizon_ms(case.delete_horizon_ms)
         .timestamp_type(case.timestamp_type);
-    if case.timestamp_type == TimestampType::LogAppendTime {
-        if let Some(t) = case.log_append_time {
-            builder = builder.log_append_time(t);
-        }
+    if case.timestamp_type == TimestampType::LogAppendTime
+        && let Some(t) = case.log_append_time
+    {
+        builder = builder.log_append_time(t);
     }
     for (i, r) in case.records.iter().enumerate() {
         builder

@@ -26,10 +26,10 @@ struct MockOp {
 impl DelayedOperation for MockOp {
     fn try_complete(&self) -> bool {
         self.tries.fetch_add(1, Ordering::SeqCst);
-        if let Some(this) = self.this.get().and_then(Weak::upgrade) {
-            if !this.is_locked() {
-                self.tries_unlocked.fetch_add(1, Ordering::SeqCst);
-            }
+        if let Some(this) = self.this.get().and_then(Weak::upgrade)
+            && !this.is_locked()
+        {
+            self.tries_unlocked.fetch_add(1, Ordering::SeqCst);
         }
         self.completable.load(Ordering::SeqCst)
     }

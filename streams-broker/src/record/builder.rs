@@ -325,13 +325,13 @@ impl RecordBatchBuilder {
         value: Option<&[u8]>,
         headers: &[Header],
     ) -> Result<(), RecordBatchBuildError> {
-        if let Some(last) = self.last_record_offset {
-            if offset <= last {
-                return Err(RecordBatchBuildError::OffsetNotIncreasing {
-                    offset,
-                    previous: last,
-                });
-            }
+        if let Some(last) = self.last_record_offset
+            && offset <= last
+        {
+            return Err(RecordBatchBuildError::OffsetNotIncreasing {
+                offset,
+                previous: last,
+            });
         }
         if offset < self.base_offset {
             return Err(RecordBatchBuildError::OffsetBelowBase {

@@ -203,14 +203,14 @@ impl Broker {
     /// <this pid>` (its watchdog stops the broker if this process dies
     /// without dropping the guard).
     pub(crate) fn start(root: &Path) -> Result<Broker, String> {
-        if let Ok(addr) = std::env::var("KAFKA_BOOTSTRAP") {
-            if !addr.is_empty() {
-                return Ok(Broker {
-                    root: root.to_path_buf(),
-                    bootstrap: addr,
-                    owned: false,
-                });
-            }
+        if let Ok(addr) = std::env::var("KAFKA_BOOTSTRAP")
+            && !addr.is_empty()
+        {
+            return Ok(Broker {
+                root: root.to_path_buf(),
+                bootstrap: addr,
+                owned: false,
+            });
         }
         let mut cmd = Command::new(root.join("scripts/kafka-up"));
         cmd.arg("--parent")

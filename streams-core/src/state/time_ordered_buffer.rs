@@ -439,10 +439,10 @@ impl<K: 'static, V: 'static> TimeOrderedKeyValueBuffer<K, V> {
                     "has no key",
                 ));
             };
-            if let Some(t) = self.index.remove(key) {
-                if let Some(removed) = self.sorted.remove(&(t, key.clone())) {
-                    self.mem_size -= record_size(key, &removed);
-                }
+            if let Some(t) = self.index.remove(key)
+                && let Some(removed) = self.sorted.remove(&(t, key.clone()))
+            {
+                self.mem_size -= record_size(key, &removed);
             }
             let Some(bytes) = &record.value else {
                 continue;
