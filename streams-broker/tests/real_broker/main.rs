@@ -167,11 +167,25 @@ fn exit(conclusion: libtest_mimic::Conclusion) -> ExitCode {
     }
 }
 
+/// The scenario's JSON object in the tool's standard output: the JVM may
+/// print a warning of its own there (for example about class data sharing
+/// on a loaded machine), before or after it.
+fn json_part(output: &str) -> &str {
+    let start = output
+        .find("{\n  \"kafka_version\"")
+        .or_else(|| output.find('{'))
+        .unwrap_or(0);
+    let end = output.rfind('}').map_or(output.len(), |e| e + 1);
+    output.get(start..end.max(start)).unwrap_or(output)
+}
+
 /// One trial: Kafka's answers, the simulated broker's, and their diff.
 fn run_scenario(env: &Env, name: &str) -> Result<(), Failed> {
-    let kafka = env.tool.scenario(&env.bootstrap, name)?;
-    let kafka: serde_json::Value = serde_json::from_str(&kafka)
-        .map_err(|e| format!("{name}: the Java tool wrote JSON that does not parse: {e}"))?;
+    let output = env.tool.scenario(&env.bootstrap, name)?;
+    let kafka: serde_json::Value = serde_json::from_str(json_part(&output)).map_err(|e| {
+        let start: String = output.chars().take(400).collect();
+        format!("{name}: the Java tool wrote JSON that does not parse: {e}; its output starts with:\n{start}")
+    })?;
     let committed = root()
         .join("compat/broker/observed")
         .join(format!("{name}.json"));
