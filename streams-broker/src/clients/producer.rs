@@ -311,6 +311,17 @@ impl Producer {
         if self.config.acks != Acks::All {
             return None;
         }
+        // Already in every in-sync replica (a single replica, or followers
+        // that caught up in the append's round): nothing to wait for, and
+        // no delayed operation on the per-record path.
+        let done = state.partition(tp).is_ok_and(|p| {
+            p.isr.len() >= p.min_insync_replicas()
+                && p.leader_log()
+                    .is_some_and(|l| l.high_watermark() > last_offset)
+        });
+        if done {
+            return None;
+        }
         let progress = state.publish(tp)?;
         let leader = state.partition(tp).map(|p| p.leader).ok()?;
         let operation = Delayed::new(

@@ -414,7 +414,10 @@ impl State {
             p.isr.len(),
         );
         let min_isr = p.min_insync_replicas();
-        let progress = self.progress.entry(tp.clone()).or_default().clone();
+        let progress = match self.progress.get(tp) {
+            Some(progress) => progress.clone(),
+            None => self.progress.entry(tp.clone()).or_default().clone(),
+        };
         progress.publish(hw, leader, epoch, isr, min_isr);
         Some(progress)
     }
