@@ -32,11 +32,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use crate::cluster::{Cluster, Group, State};
 use crate::error::{BrokerError, Result};
-use crate::record::{Header, TimestampType};
 use crate::topic_partition::TopicPartition;
 
 /// `auto.offset.reset`: where a consumer starts without a committed
@@ -147,30 +144,7 @@ impl ConsumerConfig {
     }
 }
 
-/// A record a consumer read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumerRecord {
-    /// The topic: one name shared by the records of a poll (a clone is a
-    /// reference count, not a copy); it reads as a `&str` (`&*r.topic`,
-    /// `r.topic.as_ref()`, or `r.topic.to_string()` for a `String`).
-    pub topic: Arc<str>,
-    /// The partition.
-    pub partition: i32,
-    /// The offset.
-    pub offset: i64,
-    /// The timestamp (the broker's under `LogAppendTime`).
-    pub timestamp: i64,
-    /// Whose time the timestamp is.
-    pub timestamp_type: TimestampType,
-    /// The key.
-    pub key: Option<Bytes>,
-    /// The value; `None` for a tombstone.
-    pub value: Option<Bytes>,
-    /// The headers, in order.
-    pub headers: Vec<Header>,
-    /// The leader epoch of the batch the record came in.
-    pub leader_epoch: i32,
-}
+pub use streams_clients::ConsumerRecord;
 
 /// A consumer on the simulated cluster.
 #[derive(Debug)]

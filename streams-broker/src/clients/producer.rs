@@ -30,92 +30,11 @@ use crate::cluster::{Cluster, State};
 use crate::error::{BrokerError, Result};
 use crate::partitioner::DefaultPartitioner;
 use crate::purgatory::Delayed;
-use crate::record::{Header, Record, RecordBatchBuilder, record_size_in_bytes};
+use crate::record::{Record, RecordBatchBuilder, record_size_in_bytes};
 use crate::replication::delayed::DelayedProduce;
 use crate::topic_partition::TopicPartition;
 
-/// A record to send: topic, optional partition, key, value, headers and an
-/// optional timestamp (the producer's clock, the cluster's, when absent).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProducerRecord {
-    /// The topic.
-    pub topic: String,
-    /// The partition; `None` lets the partitioner choose.
-    pub partition: Option<i32>,
-    /// The key, `None` for a record without one.
-    pub key: Option<Bytes>,
-    /// The value, `None` for a tombstone.
-    pub value: Option<Bytes>,
-    /// The headers, in order.
-    pub headers: Vec<Header>,
-    /// The record's `CreateTime`; `None` takes the cluster's clock.
-    pub timestamp: Option<i64>,
-}
-
-impl ProducerRecord {
-    /// A keyed record.
-    pub fn new(topic: impl Into<String>, key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
-        Self::from_parts(topic, Some(key.into()), Some(value.into()))
-    }
-
-    /// A tombstone: a key with no value, which compaction eventually
-    /// removes with every earlier record of the key.
-    pub fn tombstone(topic: impl Into<String>, key: impl Into<Bytes>) -> Self {
-        Self::from_parts(topic, Some(key.into()), None)
-    }
-
-    /// A record without a key.
-    pub fn unkeyed(topic: impl Into<String>, value: impl Into<Bytes>) -> Self {
-        Self::from_parts(topic, None, Some(value.into()))
-    }
-
-    /// A record from an optional key and value.
-    pub fn from_parts(topic: impl Into<String>, key: Option<Bytes>, value: Option<Bytes>) -> Self {
-        Self {
-            topic: topic.into(),
-            partition: None,
-            key,
-            value,
-            headers: Vec::new(),
-            timestamp: None,
-        }
-    }
-
-    /// Sends to this partition instead of the partitioner's choice.
-    #[must_use]
-    pub fn partition(mut self, partition: i32) -> Self {
-        self.partition = Some(partition);
-        self
-    }
-
-    /// The record's timestamp.
-    #[must_use]
-    pub fn timestamp(mut self, timestamp: i64) -> Self {
-        self.timestamp = Some(timestamp);
-        self
-    }
-
-    /// Adds a header.
-    #[must_use]
-    pub fn header(mut self, key: impl Into<String>, value: impl Into<Bytes>) -> Self {
-        self.headers.push(Header::new(key, value));
-        self
-    }
-}
-
-/// Where a sent record landed (Kafka's `RecordMetadata`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordMetadata {
-    /// The topic.
-    pub topic: String,
-    /// The partition.
-    pub partition: i32,
-    /// The record's offset.
-    pub offset: i64,
-    /// The record's timestamp as stored: its own under `CreateTime`, the
-    /// broker's under `LogAppendTime`.
-    pub timestamp: i64,
-}
+pub use streams_clients::{ProducerRecord, RecordMetadata};
 
 /// `acks`: how many replicas must have a record before a send succeeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

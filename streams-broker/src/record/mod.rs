@@ -31,8 +31,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fmt;
-
 use bytes::Bytes;
 
 mod batch;
@@ -76,54 +74,9 @@ pub const NO_SEQUENCE: i32 = -1;
 /// (`RecordBatch.NO_PARTITION_LEADER_EPOCH`).
 pub const NO_PARTITION_LEADER_EPOCH: i32 = -1;
 
-/// Which clock a batch's timestamps come from (`message.timestamp.type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TimestampType {
-    /// The producer's timestamps, as sent (Kafka's default).
-    #[default]
-    CreateTime,
-    /// The broker's clock when it appended the batch: every record reads
-    /// back with the batch's max timestamp.
-    LogAppendTime,
-}
-
-impl fmt::Display for TimestampType {
-    /// Kafka's names: `CreateTime`, `LogAppendTime`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            TimestampType::CreateTime => "CreateTime",
-            TimestampType::LogAppendTime => "LogAppendTime",
-        })
-    }
-}
-
-/// A record header: a UTF-8 key, and a value that may be null. Headers are
-/// ordered and a key may repeat.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Header {
-    /// The header key.
-    pub key: String,
-    /// The header value; `None` is a null value.
-    pub value: Option<Bytes>,
-}
-
-impl Header {
-    /// A header with a value.
-    pub fn new(key: impl Into<String>, value: impl Into<Bytes>) -> Header {
-        Header {
-            key: key.into(),
-            value: Some(value.into()),
-        }
-    }
-
-    /// A header whose value is null.
-    pub fn null(key: impl Into<String>) -> Header {
-        Header {
-            key: key.into(),
-            value: None,
-        }
-    }
-}
+// The timestamp type and headers belong to the client API, the floor
+// this broker stands on.
+pub use streams_clients::{Header, TimestampType};
 
 /// A record as a producer sends it: key, value, headers and timestamp, but
 /// no offset yet.

@@ -1,0 +1,117 @@
+//! The errors a client returns, by what the caller must do about them.
+//!
+//! A Streams runtime reacts to a client error by its kind, not its text:
+//! a fenced producer or a failed commit means the task has migrated to
+//! another instance (close it as a zombie, rejoin); an unknown topic is a
+//! set-up error to report; a timeout may be retried. Each variant names the
+//! client resource involved; an implementation's own error travels as the
+//! `source` of [`ClientError::Implementation`].
+//!
+//! ```
+//! use streams_clients::ClientError;
+//!
+//! let fenced = ClientError::ProducerFenced {
+//!     transactional_id: "app-1-0".into(),
+//!     detail: "epoch 3 is older than the coordinator's 4".into(),
+//! };
+//! assert!(fenced.is_task_migrated());
+//! assert!(fenced.to_string().contains("app-1-0"));
+//! ```
+
+/// What went wrong in a client call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// A newer producer with the same `transactional.id` has called
+    /// `init_transactions`, or the coordinator aborted this producer's
+    /// transaction on its timeout: this producer is a zombie.
+    #[error(
+        "producer with transactional.id '{transactional_id}' is fenced: {detail}; close it and create a new one (another instance owns its work now)"
+    )]
+    ProducerFenced {
+        /// The producer's `transactional.id`.
+        transactional_id: String,
+        /// The epochs or the reason, as the implementation knows them.
+        detail: String,
+    },
+    /// The group has rebalanced since this member's generation: an offset
+    /// commit (or a transaction's offsets) from it is refused.
+    #[error(
+        "offset commit for group '{group}' failed: {detail}; the partitions were reassigned by a rebalance, so poll again to rejoin and process from the committed offsets"
+    )]
+    CommitFailed {
+        /// The consumer group.
+        group: String,
+        /// The generation or the reason, as the implementation knows them.
+        detail: String,
+    },
+    /// The topic (or this partition of it) does not exist.
+    #[error("topic '{topic}'{} does not exist; create it first (or check the name)", partition.map(|p| format!(" partition {p}")).unwrap_or_default())]
+    UnknownTopicOrPartition {
+        /// The topic.
+        topic: String,
+        /// The partition, when one was named.
+        partition: Option<i32>,
+    },
+    /// A topic to create exists already.
+    #[error("topic '{topic}' already exists")]
+    TopicExists {
+        /// The topic.
+        topic: String,
+    },
+    /// A call was made in a state that does not allow it (a send outside a
+    /// transaction on a transactional producer, a commit without
+    /// `begin_transaction`, a poll without a subscription or assignment).
+    #[error("{client}: cannot {operation} in state {state}; {hint}")]
+    InvalidState {
+        /// The client, as its `client.id` or kind.
+        client: String,
+        /// The call.
+        operation: &'static str,
+        /// The state it was in.
+        state: String,
+        /// What to do.
+        hint: &'static str,
+    },
+    /// A configuration value the client does not accept.
+    #[error("invalid value '{value}' for configuration '{name}': {reason}")]
+    InvalidConfig {
+        /// The configuration's name (Kafka's, such as `isolation.level`).
+        name: String,
+        /// The value given.
+        value: String,
+        /// Why, and what is accepted.
+        reason: String,
+    },
+    /// The operation did not complete in its time.
+    #[error("{operation} timed out after {timeout_ms} ms; retry, or raise the timeout")]
+    Timeout {
+        /// The operation.
+        operation: String,
+        /// The time it had.
+        timeout_ms: i64,
+    },
+    /// An error of the implementation (the simulated broker's, rdkafka's).
+    #[error("{client}: {source}")]
+    Implementation {
+        /// The client that failed.
+        client: String,
+        /// The implementation's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl ClientError {
+    /// Whether the error means another instance owns the work now (a
+    /// fenced producer, a commit after a rebalance): Kafka Streams'
+    /// `TaskMigratedException`.
+    pub fn is_task_migrated(&self) -> bool {
+        matches!(
+            self,
+            ClientError::ProducerFenced { .. } | ClientError::CommitFailed { .. }
+        )
+    }
+}
+
+/// A client call's result.
+pub type Result<T, E = ClientError> = std::result::Result<T, E>;
