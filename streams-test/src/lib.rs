@@ -33,6 +33,7 @@ mod driver;
 mod example;
 pub mod fluent;
 mod input_topic;
+mod output_queue;
 mod output_topic;
 pub mod semantics;
 pub mod snapshot;

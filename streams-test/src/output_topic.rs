@@ -6,7 +6,7 @@ use std::hash::Hash;
 use streams_core::serde::SerdeRef;
 use streams_core::{RecordPart, Result, StreamsError};
 
-use crate::driver::{OutputRecord, PackedRecord};
+use crate::output_queue::{OutputRecord, PackedRecord};
 use crate::{KeyValue, TestRecord, TopologyTestDriver};
 
 /// Kafka's `RecordBatch.NO_TIMESTAMP`: a record produced without a timestamp.

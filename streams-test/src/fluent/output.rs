@@ -13,7 +13,7 @@ use super::TableAssert;
 use super::report::{Decoded, fail};
 use super::test_topology::Harness;
 use crate::TestRecord;
-use crate::driver::{OutputQueue, OutputRecord};
+use crate::output_queue::{OutputQueue, OutputRecord};
 
 /// A fluent handle to read one output topic, bakdata's `TestOutput`.
 ///
