@@ -200,18 +200,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
             )
             .map(|_| ())
         });
-        let flag = send_old.clone();
-        KTable {
-            builder,
-            node: name,
-            key_serde,
-            value_serde,
-            store: Some(store.clone()),
-            send_old,
-            enable_old: Rc::new(move || flag.set(true)),
-            getter: store_getter::<K, VA>(store),
-            next_name: None,
-        }
+        let getter = store_getter::<K, VA>(store.clone());
+        KTable::new(builder, name, Rc::new(move || send_old.set(true)), getter)
+            .with_serdes(key_serde, value_serde)
+            .with_store(Some(store))
     }
 
     /// Counts the records per key, Kafka's `count`. Records with a null

@@ -196,19 +196,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
             )
             .map(|_| ())
         });
-        let flag = send_old.clone();
         let getter: GetterSupplier<K, VA> = store_getter::<K, VA>(store.clone());
-        KTable {
-            builder: self.builder,
-            node: name,
-            key_serde,
-            value_serde,
-            store: Some(store),
-            send_old,
-            enable_old: Rc::new(move || flag.set(true)),
-            getter,
-            next_name: None,
-        }
+        let enable_old = Rc::new(move || send_old.set(true));
+        KTable::new(self.builder, name, enable_old, getter)
+            .with_serdes(key_serde, value_serde)
+            .with_store(Some(store))
     }
 
     /// Counts the rows per key, Kafka's `KGroupedTable.count`.

@@ -424,26 +424,15 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 })
             }
         };
-        let (this_enable, other_enable, flag) = (
-            self.enable_old.clone(),
-            other.enable_old.clone(),
-            send_old.clone(),
-        );
-        KTable {
-            builder,
-            node: merge,
-            key_serde,
-            value_serde,
-            store: store_name,
-            send_old,
-            enable_old: Rc::new(move || {
-                flag.set(true);
-                this_enable();
-                other_enable();
-            }),
-            getter,
-            next_name: None,
-        }
+        let (this_enable, other_enable) = (self.enable_old.clone(), other.enable_old.clone());
+        let enable_old = Rc::new(move || {
+            send_old.set(true);
+            this_enable();
+            other_enable();
+        });
+        KTable::new(builder, merge, enable_old, getter)
+            .with_serdes(key_serde, value_serde)
+            .with_store(store_name)
     }
 
     /// Joins this table with `other` on their keys, Kafka's

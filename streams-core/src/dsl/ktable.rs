@@ -41,28 +41,70 @@ pub struct KTable<K, V> {
     pub(crate) value_serde: Option<SerdeRef<V>>,
     /// This table's own store, if it has one.
     pub(crate) store: Option<String>,
-    /// This node forwards old values (set by downstream operators).
-    pub(crate) send_old: Rc<Cell<bool>>,
-    /// Makes this node and its upstream send old values.
+    /// Makes this node and its upstream send old values: sets the flag
+    /// this node's processor reads when it is built.
     pub(crate) enable_old: Rc<dyn Fn()>,
     /// Reads a row by key, for joins and lookups.
     pub(crate) getter: GetterSupplier<K, V>,
     pub(crate) next_name: Option<String>,
 }
 
+impl<K, V> KTable<K, V> {
+    /// The table whose rows the node `node` forwards: `enable_old` makes
+    /// that node and the tables it reads forward old values, `getter`
+    /// reads a row by key. It has no serdes and no store of its own until
+    /// [`with_serdes`](KTable::with_serdes) and
+    /// [`with_store`](KTable::with_store) give them.
+    pub(crate) fn new(
+        builder: StreamsBuilder,
+        node: String,
+        enable_old: Rc<dyn Fn()>,
+        getter: GetterSupplier<K, V>,
+    ) -> Self {
+        KTable {
+            builder,
+            node,
+            key_serde: None,
+            value_serde: None,
+            store: None,
+            enable_old,
+            getter,
+            next_name: None,
+        }
+    }
+
+    /// The serdes of the table's keys and values, where known.
+    #[must_use]
+    pub(crate) fn with_serdes(
+        mut self,
+        key_serde: Option<SerdeRef<K>>,
+        value_serde: Option<SerdeRef<V>>,
+    ) -> Self {
+        self.key_serde = key_serde;
+        self.value_serde = value_serde;
+        self
+    }
+
+    /// The store holding the table's rows, if it has one.
+    #[must_use]
+    pub(crate) fn with_store(mut self, store: Option<String>) -> Self {
+        self.store = store;
+        self
+    }
+}
+
 impl<K, V> Clone for KTable<K, V> {
     fn clone(&self) -> Self {
-        KTable {
-            builder: self.builder.clone(),
-            node: self.node.clone(),
-            key_serde: self.key_serde.clone(),
-            value_serde: self.value_serde.clone(),
-            store: self.store.clone(),
-            send_old: self.send_old.clone(),
-            enable_old: self.enable_old.clone(),
-            getter: self.getter.clone(),
-            next_name: self.next_name.clone(),
-        }
+        let mut table = KTable::new(
+            self.builder.clone(),
+            self.node.clone(),
+            self.enable_old.clone(),
+            self.getter.clone(),
+        )
+        .with_serdes(self.key_serde.clone(), self.value_serde.clone())
+        .with_store(self.store.clone());
+        table.next_name = self.next_name.clone();
+        table
     }
 }
 
@@ -158,25 +200,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             Ok::<_, crate::StreamsError>(())
         });
         let upstream = self.enable_old.clone();
-        let flag = send_old.clone();
         let getter = match &store_name {
             Some(s) => store_getter::<K, VR>(s.clone()),
             None => getter,
         };
-        KTable {
-            builder: self.builder.clone(),
-            node: name,
-            key_serde: self.key_serde.clone(),
-            value_serde,
-            store: store_name,
-            send_old,
-            enable_old: Rc::new(move || {
-                flag.set(true);
-                upstream();
-            }),
-            getter,
-            next_name: None,
-        }
+        let enable_old = Rc::new(move || {
+            send_old.set(true);
+            upstream();
+        });
+        KTable::new(self.builder.clone(), name, enable_old, getter)
+            .with_serdes(self.key_serde.clone(), value_serde)
+            .with_store(store_name)
     }
 
     fn store_for<VR: 'static>(
@@ -461,20 +495,11 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
         m2();
         store_getter::<K, V>(getter_store.clone())()
     });
-    let flag = send_old.clone();
-    let m3 = materialize.clone();
-    KTable {
-        builder: builder.clone(),
-        node: processor,
-        key_serde: materialized.key_serde.clone(),
-        value_serde: materialized.value_serde.clone(),
-        store: if queryable { Some(store) } else { None },
-        send_old,
-        enable_old: Rc::new(move || {
-            flag.set(true);
-            m3();
-        }),
-        getter,
-        next_name: None,
-    }
+    let enable_old = Rc::new(move || {
+        send_old.set(true);
+        materialize();
+    });
+    KTable::new(builder.clone(), processor, enable_old, getter)
+        .with_serdes(materialized.key_serde, materialized.value_serde)
+        .with_store(if queryable { Some(store) } else { None })
 }

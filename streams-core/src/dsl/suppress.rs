@@ -32,7 +32,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
@@ -535,16 +534,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             });
             (stores, g)
         });
-        KTable {
-            builder: self.builder.clone(),
-            node: name,
-            key_serde: self.key_serde.clone(),
-            value_serde: self.value_serde.clone(),
-            store: None,
-            send_old: Rc::new(Cell::new(false)),
-            enable_old: self.enable_old.clone(),
-            getter,
-            next_name: None,
-        }
+        KTable::new(self.builder.clone(), name, self.enable_old.clone(), getter)
+            .with_serdes(self.key_serde.clone(), self.value_serde.clone())
     }
 }

@@ -322,18 +322,10 @@ where
     });
     let inner = store_key_serde.or_else(builtin_serde::<K>);
     let windowed_serde = plan.windowed_serde;
-    let flag = send_old.clone();
-    KTable {
-        builder,
-        node: name,
-        key_serde: inner.map(|s| Arc::new(windowed_serde(s)) as SerdeRef<Windowed<K>>),
-        value_serde: table_value_serde,
-        store: Some(plan.store),
-        send_old,
-        enable_old: Rc::new(move || flag.set(true)),
-        getter,
-        next_name: None,
-    }
+    let key_serde = inner.map(|s| Arc::new(windowed_serde(s)) as SerdeRef<Windowed<K>>);
+    KTable::new(builder, name, Rc::new(move || send_old.set(true)), getter)
+        .with_serdes(key_serde, table_value_serde)
+        .with_store(Some(plan.store))
 }
 
 pub(super) fn window_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
