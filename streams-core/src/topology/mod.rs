@@ -39,7 +39,7 @@ mod nodes;
 
 pub(crate) use global::GlobalStoreParts;
 pub(crate) use nodes::GlobalSourceNode;
-use nodes::{SinkNode, SinkTarget, SourceNode};
+use nodes::{ResolvedSinkTopic, SinkNode, SourceNode};
 
 pub use description::{
     Destination, Dot, GlobalStore, Mermaid, Node, NodeType, ParseError, Subtopology,
@@ -597,7 +597,7 @@ impl Topology {
         value_serde: Option<SerdeRef<V>>,
         parents: &[&str],
     ) -> Result<(), TopologyError> {
-        let (kind, target) = match topic {
+        let kind = match &topic {
             SinkTopic::Fixed(t) => {
                 if t.name.is_empty() {
                     return Err(TopologyError::NoTopic {
@@ -605,29 +605,18 @@ impl Topology {
                         node: name.to_owned(),
                     });
                 }
-                (
-                    NodeKind::Sink {
-                        topic: Some(t.clone()),
-                        extractor: None,
-                    },
-                    TargetDef::Fixed(t),
-                )
-            }
-            SinkTopic::Extractor(f, shown) => (
                 NodeKind::Sink {
-                    topic: None,
-                    extractor: Some(shown),
-                },
-                TargetDef::Extractor(f),
-            ),
+                    topic: Some(t.clone()),
+                    extractor: None,
+                }
+            }
+            SinkTopic::Extractor(_, shown) => NodeKind::Sink {
+                topic: None,
+                extractor: Some(shown.clone()),
+            },
         };
         let factory: NodeFactory = Rc::new(move |config: &StreamsConfig, node: &str| {
-            let target = match &target {
-                TargetDef::Fixed(t) => {
-                    SinkTarget::Fixed(t.full_name(config.application_id()).into())
-                }
-                TargetDef::Extractor(f) => SinkTarget::Extractor(f.clone()),
-            };
+            let target = topic.resolve(config.application_id());
             Ok(Box::new(SinkNode::<K, V> {
                 target,
                 key: resolve_serde(&key_serde, config, node, RecordPart::Key)?,
@@ -800,13 +789,21 @@ impl Topology {
     }
 }
 
-/// Where a sink writes, as the builder knows it.
+/// Where a sink writes, as the topology defines it: a topic name as given
+/// (an internal topic's still without the application id), or an extractor
+/// with the text `describe()` shows for it. Each task resolves it into a
+/// [`ResolvedSinkTopic`] when it instantiates the sink.
 pub(crate) enum SinkTopic<K, V> {
     Fixed(TopicName),
     Extractor(TopicExtractor<K, V>, String),
 }
 
-enum TargetDef<K, V> {
-    Fixed(TopicName),
-    Extractor(TopicExtractor<K, V>),
+impl<K, V> SinkTopic<K, V> {
+    /// Where a sink of an application with this id writes.
+    fn resolve(&self, application_id: &str) -> ResolvedSinkTopic<K, V> {
+        match self {
+            SinkTopic::Fixed(t) => ResolvedSinkTopic::Fixed(t.full_name(application_id).into()),
+            SinkTopic::Extractor(f, _) => ResolvedSinkTopic::Extractor(f.clone()),
+        }
+    }
 }

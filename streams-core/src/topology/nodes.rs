@@ -97,15 +97,17 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
     }
 }
 
-/// Where a sink writes.
-pub(crate) enum SinkTarget<K, V> {
+/// Where a running sink writes: a topic's full name (the application id
+/// applied to an internal topic's), or an extractor that names the topic
+/// of each record. Resolved from the topology's [`super::SinkTopic`].
+pub(crate) enum ResolvedSinkTopic<K, V> {
     Fixed(Arc<str>),
     Extractor(TopicExtractor<K, V>),
 }
 
 /// Serializes typed records and produces them to a topic.
 pub(crate) struct SinkNode<K, V> {
-    pub(crate) target: SinkTarget<K, V>,
+    pub(crate) target: ResolvedSinkTopic<K, V>,
     pub(crate) key: SerdeRef<K>,
     pub(crate) value: SerdeRef<V>,
 }
@@ -119,8 +121,8 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
         let record = take_record::<K, V>(task, me, record)?;
         let computed;
         let topic: &str = match &self.target {
-            SinkTarget::Fixed(t) => t,
-            SinkTarget::Extractor(f) => {
+            ResolvedSinkTopic::Fixed(t) => t,
+            ResolvedSinkTopic::Extractor(f) => {
                 computed = f(&record);
                 if computed.is_empty() {
                     return Err(StreamsError::EmptyExtractedTopic {
@@ -173,8 +175,8 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             headers,
         };
         match &self.target {
-            SinkTarget::Fixed(t) => task.produce(t, record),
-            SinkTarget::Extractor(_) => task.produce_named(topic, record),
+            ResolvedSinkTopic::Fixed(t) => task.produce(t, record),
+            ResolvedSinkTopic::Extractor(_) => task.produce_named(topic, record),
         }
         Ok(())
     }
