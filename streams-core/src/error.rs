@@ -271,6 +271,16 @@ pub enum StreamsError {
         /// The topics that do exist.
         known: Vec<String>,
     },
+    /// A sub-topology id the topology does not have.
+    #[error(
+        "the topology has no sub-topology {subtopology}; its sub-topologies are 0..{count} (see Topology::describe)"
+    )]
+    UnknownSubtopology {
+        /// The id asked for.
+        subtopology: usize,
+        /// How many sub-topologies there are.
+        count: usize,
+    },
     /// A record timestamp was negative.
     #[error(
         "record timestamp {timestamp} for topic `{topic}` is negative; timestamps are epoch milliseconds >= 0"
@@ -585,6 +595,7 @@ mod tests {
             StreamsError::MissingSerde { .. } => "MissingSerde",
             StreamsError::UnknownChild { .. } => "UnknownChild",
             StreamsError::UnknownTopic { .. } => "UnknownTopic",
+            StreamsError::UnknownSubtopology { .. } => "UnknownSubtopology",
             StreamsError::NegativeTimestamp { .. } => "NegativeTimestamp",
             StreamsError::DurationTooLarge { .. } => "DurationTooLarge",
             StreamsError::WindowSizeNotPositive { .. } => "WindowSizeNotPositive",
@@ -721,6 +732,10 @@ mod tests {
                 topic: s("nope"),
                 known: vec![s("in")],
             },
+            StreamsError::UnknownSubtopology {
+                subtopology: 3,
+                count: 2,
+            },
             StreamsError::NegativeTimestamp {
                 topic: s("t"),
                 timestamp: -1,
@@ -828,6 +843,7 @@ mod tests {
         MissingSerde: node `n` needs a value serde for type `i64`, and none was given; pass one (for example `Consumed::with(..)` or `Produced::with(..)`) or set a default serde for this type in the config
         UnknownChild: processor `n` forwarded to child `c`, which is not one of its children ["a", "b"]
         UnknownTopic: unknown topic: nope; the topology reads ["in"]
+        UnknownSubtopology: the topology has no sub-topology 3; its sub-topologies are 0..2 (see Topology::describe)
         NegativeTimestamp: record timestamp -1 for topic `t` is negative; timestamps are epoch milliseconds >= 0
         DurationTooLarge: window size 18446744073709551615.999999999s is too large; it must fit in an i64 of milliseconds
         WindowSizeNotPositive: window size must be larger than zero, but was 0 ms; give a positive size

@@ -76,7 +76,69 @@ impl StreamTask {
     /// The topology is invalid, a serde is missing, or a processor's
     /// `init` failed.
     pub fn new(topology: &Topology, config: &StreamsConfig, wall_clock_ms: i64) -> Result<Self> {
+        Self::build(topology, config, None, 0, wall_clock_ms)
+    }
+
+    /// Instantiates the sub-topology `subtopology` of `topology` as the
+    /// task that processes its partition `partition` (Kafka's task
+    /// `<subtopology>_<partition>`): only that sub-topology's processors
+    /// are initialized and only its stores built, its sources read only
+    /// its topics, and records carry `partition` in their metadata. The
+    /// runtime (`KafkaStreams`) makes one per sub-topology and partition.
+    ///
+    /// ```
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count();
+    /// let topology = builder.build()?;
+    /// let config = StreamsConfig::new("app");
+    /// let first = StreamTask::for_subtopology(&topology, &config, 0, 3, 0)?;
+    /// assert_eq!(first.source_topics(), ["words"]);
+    /// assert!(first.store_names().is_empty());
+    /// let second = StreamTask::for_subtopology(&topology, &config, 1, 3, 0)?;
+    /// assert_eq!(second.source_topics(), ["app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition"]);
+    /// assert_eq!(second.store_names(), ["KSTREAM-AGGREGATE-STATE-STORE-0000000002"]);
+    /// assert_eq!(second.partition(), 3);
+    /// // The count's changelog record, for the runtime to send to partition 3.
+    /// let mut second = second;
+    /// let repartition = "app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition";
+    /// second.process(repartition, 0, RawRecord::new(Some(b"hi".to_vec()), Some(b"hi".to_vec()), 5))?;
+    /// second.commit()?;
+    /// let produced = second.take_produced();
+    /// assert_eq!(&*produced[0].topic, "app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-changelog");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownSubtopology`] when the topology has no such
+    /// sub-topology; otherwise as [`StreamTask::new`].
+    pub fn for_subtopology(
+        topology: &Topology,
+        config: &StreamsConfig,
+        subtopology: usize,
+        partition: i32,
+        wall_clock_ms: i64,
+    ) -> Result<Self> {
+        let Some(members) = topology.subtopology_nodes(subtopology) else {
+            return Err(StreamsError::UnknownSubtopology {
+                subtopology,
+                count: topology.topics_info(config.application_id()).len(),
+            });
+        };
+        Self::build(topology, config, Some(&members), partition, wall_clock_ms)
+    }
+
+    fn build(
+        topology: &Topology,
+        config: &StreamsConfig,
+        members: Option<&[usize]>,
+        partition: i32,
+        wall_clock_ms: i64,
+    ) -> Result<Self> {
         topology.validate()?;
+        let member = |i: usize| members.is_none_or(|m| m.contains(&i));
         let app = config.application_id();
         let defs = topology.nodes();
         let mut nodes = Vec::with_capacity(defs.len());
@@ -90,6 +152,9 @@ impl StreamTask {
                 name: def.name.clone(),
                 children: def.children.clone(),
             });
+            if !member(i) {
+                continue;
+            }
             match &def.kind {
                 NodeKind::Source { topics, pattern } => {
                     for t in topics {
@@ -134,6 +199,13 @@ impl StreamTask {
         };
         let mut stores = Vec::new();
         for def in topology.store_builders() {
+            let used = defs
+                .iter()
+                .enumerate()
+                .any(|(i, d)| member(i) && d.stores.iter().any(|s| s == def.name()));
+            if members.is_some() && !used {
+                continue;
+            }
             let mut store = def.build(config)?;
             store.init(&store_context)?;
             stores.push(RefCell::new(store));
@@ -171,6 +243,7 @@ impl StreamTask {
                 record_timestamp,
                 nodes,
                 application_id: app.to_owned(),
+                partition,
                 stream_time: Cell::new(-1),
                 wall_clock: Cell::new(wall_clock_ms),
                 current: RefCell::new(RecordMetadata {
@@ -194,11 +267,17 @@ impl StreamTask {
         // Global state first, as Kafka's driver initializes its global
         // task before the stream task.
         let first_global = defs.len();
-        let order = (first_global..task.state.nodes.len()).chain(0..first_global);
+        let order =
+            (first_global..task.state.nodes.len()).chain((0..first_global).filter(|&i| member(i)));
         for i in order {
             task.state.nodes[i].borrow_mut().init(&task.state, i)?;
         }
         Ok(task)
+    }
+
+    /// The partition the task processes (0 for [`StreamTask::new`]'s task).
+    pub fn partition(&self) -> i32 {
+        self.state.partition
     }
 
     /// The topics sources read, by full name, in the order sources were added.

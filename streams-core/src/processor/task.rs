@@ -52,6 +52,9 @@ pub(crate) struct TaskState {
     pub(crate) record_timestamp: Rc<Cell<i64>>,
     pub(crate) nodes: Vec<RefCell<Box<dyn ErasedNode>>>,
     pub(crate) application_id: String,
+    /// The partition the task processes (its id's second part; 0 in the
+    /// test driver's single task).
+    pub(crate) partition: i32,
     pub(crate) stream_time: Cell<i64>,
     pub(crate) wall_clock: Cell<i64>,
     /// Where the record being processed came from, valid while
@@ -110,7 +113,7 @@ impl TaskState {
             None if &*current.topic == topic => {}
             None => current.topic = Arc::from(topic),
         }
-        current.partition = 0;
+        current.partition = self.partition;
         current.offset = offset;
         self.in_record.set(true);
     }

@@ -17,6 +17,8 @@ pub use parse::ParseError;
 
 use crate::topology::{Topics, Topology};
 
+pub(crate) use build::node_groups;
+
 /// A global store as the topology keeps it, for [`Topology::describe`]:
 /// Kafka's `addGlobalStore` adds a source reading `topic` and a processor
 /// updating `store`, which form their own sub-topology.

@@ -36,11 +36,13 @@ use crate::state::StoreBuilder;
 mod description;
 mod global;
 mod nodes;
+mod topics_info;
 
 pub(crate) use global::GlobalStoreParts;
 pub(crate) use nodes::GlobalSourceNode;
 use nodes::{ResolvedSinkTopic, SinkNode, SourceNode};
 
+pub use topics_info::TopicsInfo;
 pub use description::{
     Destination, Dot, GlobalStore, Mermaid, Node, NodeType, ParseError, Subtopology,
     TopologyDescription,

@@ -53,7 +53,10 @@ enum Added {
     Global(usize),
 }
 
-pub(super) fn describe(topology: &Topology) -> TopologyDescription {
+/// The sub-topologies (Kafka's `makeNodeGroups`): each its id and its
+/// node indexes in the order the nodes were added; and the global stores
+/// with the ids they take from the same counter.
+pub(crate) fn node_groups(topology: &Topology) -> (Vec<(usize, Vec<usize>)>, Vec<GlobalStore>) {
     let nodes = topology.nodes();
     let mut components = Components::new(nodes.len());
     let mut first_user: HashMap<&str, usize> = HashMap::new();
@@ -114,6 +117,12 @@ pub(super) fn describe(topology: &Topology) -> TopologyDescription {
         }
     }
 
+    (groups, global_stores)
+}
+
+pub(super) fn describe(topology: &Topology) -> TopologyDescription {
+    let nodes = topology.nodes();
+    let (groups, global_stores) = node_groups(topology);
     TopologyDescription {
         subtopologies: groups
             .into_iter()

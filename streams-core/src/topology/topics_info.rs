@@ -1,0 +1,152 @@
+//! What each sub-topology reads, writes and keeps: Kafka's
+//! `InternalTopologyBuilder.TopicsInfo`, which the runtime uses to make
+//! tasks (one per sub-topology and partition), to create internal topics
+//! (repartition topics, changelogs) and to check co-partitioning.
+//!
+//! ```
+//! use streams_core::StreamsBuilder;
+//!
+//! let builder = StreamsBuilder::new();
+//! builder
+//!     .stream::<String, String>("words")
+//!     .group_by(|_, w| w.clone())
+//!     .count()
+//!     .to_stream()
+//!     .to("counts");
+//! let info = builder.build()?.topics_info("app");
+//! assert_eq!(info.len(), 2);
+//! assert_eq!(info[0].source_topics, ["words"]);
+//! assert_eq!(info[0].repartition_sink_topics, ["app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition"]);
+//! assert_eq!(info[1].repartition_source_topics, ["app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition"]);
+//! assert_eq!(info[1].sink_topics, ["counts"]);
+//! assert_eq!(
+//!     info[1].changelog_topics,
+//!     [("KSTREAM-AGGREGATE-STATE-STORE-0000000002".to_owned(), "app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-changelog".to_owned())]
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::state::changelog_topic;
+use crate::topology::{NodeKind, Topology};
+
+/// One sub-topology's topics and stores, by their full names (internal
+/// topics with the `application.id` prefix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicsInfo {
+    /// The sub-topology's id: the first part of its tasks' ids.
+    pub subtopology: usize,
+    /// The user topics its sources read, in the order the sources were added.
+    pub source_topics: Vec<String>,
+    /// The topic patterns its sources read, as written.
+    pub source_patterns: Vec<String>,
+    /// The repartition topics its sources read.
+    pub repartition_source_topics: Vec<String>,
+    /// The user topics its sinks write.
+    pub sink_topics: Vec<String>,
+    /// The repartition topics its sinks write.
+    pub repartition_sink_topics: Vec<String>,
+    /// Its stores, by name, in the order they were added.
+    pub stores: Vec<String>,
+    /// Each logged store with its changelog topic.
+    pub changelog_topics: Vec<(String, String)>,
+    /// Whether a sink chooses its topic per record (then the topics it
+    /// writes are known only when it runs).
+    pub dynamic_sink: bool,
+}
+
+impl TopicsInfo {
+    /// Every topic its sources read, user and repartition topics.
+    pub fn all_source_topics(&self) -> impl Iterator<Item = &str> {
+        self.source_topics
+            .iter()
+            .chain(&self.repartition_source_topics)
+            .map(String::as_str)
+    }
+
+    /// Whether it keeps state (its tasks have stores, so standbys make sense).
+    pub fn is_stateful(&self) -> bool {
+        !self.stores.is_empty()
+    }
+}
+
+impl Topology {
+    /// Each sub-topology's topics and stores for an application named
+    /// `application_id`, by sub-topology id. See the [module docs](self).
+    pub fn topics_info(&self, application_id: &str) -> Vec<TopicsInfo> {
+        let nodes = self.nodes();
+        let (groups, _) = super::description::node_groups(self);
+        let builders = self.store_builders();
+        groups
+            .into_iter()
+            .map(|(id, members)| {
+                let mut info = TopicsInfo {
+                    subtopology: id,
+                    source_topics: Vec::new(),
+                    source_patterns: Vec::new(),
+                    repartition_source_topics: Vec::new(),
+                    sink_topics: Vec::new(),
+                    repartition_sink_topics: Vec::new(),
+                    stores: Vec::new(),
+                    changelog_topics: Vec::new(),
+                    dynamic_sink: false,
+                };
+                for &i in &members {
+                    let def = &nodes[i];
+                    match &def.kind {
+                        NodeKind::Source { topics, pattern } => {
+                            for t in topics {
+                                let list = if t.internal {
+                                    &mut info.repartition_source_topics
+                                } else {
+                                    &mut info.source_topics
+                                };
+                                list.push(t.full_name(application_id));
+                            }
+                            if let Some((_, written)) = pattern {
+                                info.source_patterns.push(written.clone());
+                            }
+                        }
+                        NodeKind::Sink { topic: Some(t), .. } => {
+                            let list = if t.internal {
+                                &mut info.repartition_sink_topics
+                            } else {
+                                &mut info.sink_topics
+                            };
+                            let name = t.full_name(application_id);
+                            if !list.contains(&name) {
+                                list.push(name);
+                            }
+                        }
+                        NodeKind::Sink { topic: None, .. } => info.dynamic_sink = true,
+                        NodeKind::Processor => {}
+                    }
+                }
+                for builder in builders {
+                    let used = members
+                        .iter()
+                        .any(|&i| nodes[i].stores.iter().any(|s| s == builder.name()));
+                    if used {
+                        info.stores.push(builder.name().to_owned());
+                        if builder.logging_enabled() {
+                            info.changelog_topics.push((
+                                builder.name().to_owned(),
+                                changelog_topic(application_id, builder.name()),
+                            ));
+                        }
+                    }
+                }
+                info
+            })
+            .collect()
+    }
+
+    /// The node indexes of the sub-topology `id`, in the order they were
+    /// added; `None` when there is no such sub-topology.
+    pub(crate) fn subtopology_nodes(&self, id: usize) -> Option<Vec<usize>> {
+        super::description::node_groups(self)
+            .0
+            .into_iter()
+            .find(|(g, _)| *g == id)
+            .map(|(_, members)| members)
+    }
+}
