@@ -27,11 +27,13 @@ use std::sync::Arc;
 pub use crate::error::SerdeError;
 
 mod avro;
+mod decode;
 mod json;
 #[cfg(test)]
 mod tests;
 
 pub use avro::{AvroSerde, ConfluentAvroSerde, MockSchemaRegistry};
+pub(crate) use decode::ReadAt;
 pub use json::JsonSerde;
 
 /// The Avro crate the Avro serdes use, re-exported so that tests can

@@ -65,7 +65,7 @@ pub use crate::error::StoreKind;
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::Record;
 use crate::record::collector::RecordCollector;
-use crate::serde::{Serde, SerdeRef};
+use crate::serde::{ReadAt, Serde, SerdeRef};
 
 /// What a store is given when its task starts: where its changelog goes.
 #[derive(Clone)]
@@ -247,28 +247,24 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
         Ok(())
     }
 
+    /// Decodes a key read from the changelog `topic` (partition 0) at `offset`.
     pub(crate) fn decode_key(&self, topic: &str, offset: i64, bytes: &[u8]) -> Result<K> {
-        self.key_serde
-            .deserialize(topic, bytes)
-            .map_err(|reason| StreamsError::Deserialization {
-                topic: topic.to_owned(),
-                partition: 0,
-                offset,
-                part: RecordPart::Key,
-                reason,
-            })
+        let at = ReadAt {
+            topic,
+            partition: 0,
+            offset,
+        };
+        at.decode(&*self.key_serde, bytes, RecordPart::Key)
     }
 
+    /// Decodes a value read from the changelog `topic` (partition 0) at `offset`.
     pub(crate) fn decode_value(&self, topic: &str, offset: i64, bytes: &[u8]) -> Result<V> {
-        self.value_serde
-            .deserialize(topic, bytes)
-            .map_err(|reason| StreamsError::Deserialization {
-                topic: topic.to_owned(),
-                partition: 0,
-                offset,
-                part: RecordPart::Value,
-                reason,
-            })
+        let at = ReadAt {
+            topic,
+            partition: 0,
+            offset,
+        };
+        at.decode(&*self.value_serde, bytes, RecordPart::Value)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::processor::ProcessorContext;
 use crate::processor::node::{ErasedNode, take_record};
 use crate::processor::task::TaskState;
 use crate::record::{RawRecord, Record, RecordMetadata};
-use crate::serde::SerdeRef;
+use crate::serde::{ReadAt, SerdeRef};
 
 /// Reads serialized records from a topic and forwards them typed.
 pub(crate) struct SourceNode<K, V> {
@@ -41,13 +41,7 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
         metadata: &RecordMetadata,
         raw: RawRecord,
     ) -> Result<()> {
-        let decode_err = |part, reason| StreamsError::Deserialization {
-            topic: metadata.topic.to_string(),
-            partition: metadata.partition,
-            offset: metadata.offset,
-            part,
-            reason,
-        };
+        let at = ReadAt::from(metadata);
         // The serialized record is not needed after this: serdes may take
         // its buffers (a String keeps the bytes it was written as).
         let RawRecord {
@@ -57,23 +51,10 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
             headers,
         } = raw;
         let decoded = (|| {
-            let key = match key {
-                Some(bytes) => Some(
-                    self.key
-                        .deserialize_owned(&metadata.topic, bytes)
-                        .map_err(|e| decode_err(RecordPart::Key, e))?,
-                ),
-                None => None,
-            };
-            let value = match value {
-                Some(bytes) => Some(
-                    self.value
-                        .deserialize_owned(&metadata.topic, bytes)
-                        .map_err(|e| decode_err(RecordPart::Value, e))?,
-                ),
-                None => None,
-            };
-            Ok::<_, StreamsError>((key, value))
+            let key = key.map(|b| at.decode(&*self.key, b, RecordPart::Key));
+            let key = key.transpose()?;
+            let value = value.map(|b| at.decode(&*self.value, b, RecordPart::Value));
+            Ok::<_, StreamsError>((key, value.transpose()?))
         })();
         let (key, value) = match decoded {
             Ok(kv) => kv,
@@ -209,23 +190,12 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, 
         metadata: &RecordMetadata,
         raw: RawRecord,
     ) -> Result<()> {
-        let decode_err = |part, reason| StreamsError::Deserialization {
-            topic: metadata.topic.to_string(),
-            partition: metadata.partition,
-            offset: metadata.offset,
-            part,
-            reason,
-        };
-        let key = raw
-            .key
-            .map(|b| self.key.deserialize_owned(&metadata.topic, b))
-            .transpose()
-            .map_err(|e| decode_err(RecordPart::Key, e));
+        let at = ReadAt::from(metadata);
+        let key = raw.key.map(|b| at.decode(&*self.key, b, RecordPart::Key));
         let value = raw
             .value
-            .map(|b| self.value.deserialize_owned(&metadata.topic, b))
-            .transpose()
-            .map_err(|e| decode_err(RecordPart::Value, e));
+            .map(|b| at.decode(&*self.value, b, RecordPart::Value));
+        let (key, value) = (key.transpose(), value.transpose());
         let (key, value) = match key.and_then(|k| value.map(|v| (k, v))) {
             Ok(kv) => kv,
             Err(e) => match task.config().deserialization_handling() {
