@@ -42,6 +42,7 @@ use crate::replication::delayed::{DelayedFetch, DelayedProduce, PartitionProgres
 use crate::replication::{BrokerId, BrokerNode, Partition, TimelineEvent};
 use crate::timer::{MockTime, Timer};
 use crate::topic_partition::TopicPartition;
+use crate::transactions::{TransactionConfig, TransactionCoordinator};
 
 /// The broker-level settings of the simulated cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +72,8 @@ pub struct BrokerConfig {
     pub broker_session_timeout_ms: i64,
     /// How followers find where their log and the leader's diverge.
     pub replication_mode: crate::replication::ReplicationMode,
+    /// The transaction coordinator's settings.
+    pub transactions: TransactionConfig,
 }
 
 impl Default for BrokerConfig {
@@ -86,6 +89,7 @@ impl Default for BrokerConfig {
             replica_fetch_interval_ms: 10,
             broker_session_timeout_ms: 9_000,
             replication_mode: crate::replication::ReplicationMode::LeaderEpochs,
+            transactions: TransactionConfig::default(),
         }
     }
 }
@@ -170,6 +174,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// The transaction coordinator's settings (`transaction.max.timeout.ms`,
+    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`).
+    #[must_use]
+    pub fn transaction_config(mut self, config: TransactionConfig) -> Self {
+        self.config.transactions = config;
+        self
+    }
+
     /// The cluster.
     pub fn build(self) -> Cluster {
         Cluster::with_config(self.config)
@@ -213,6 +225,8 @@ pub(crate) struct State {
     pub(crate) fetch_purgatory: Purgatory<TopicPartition, DelayedFetch>,
     /// Fetches waiting, with the positions they wait past.
     pub(crate) pending_fetches: Vec<(Arc<Delayed<DelayedFetch>>, Vec<(TopicPartition, i64)>)>,
+    /// The transaction coordinator.
+    pub(crate) transactions: TransactionCoordinator,
 }
 
 /// A handle to the simulated cluster (cheap to clone; every clone is the
@@ -249,6 +263,7 @@ impl Cluster {
                 now_ms: now,
                 next_cleaner_ms: now.saturating_add(config.log_cleaner_backoff_ms),
                 next_retention_ms: now.saturating_add(config.log_retention_check_interval_ms),
+                transactions: TransactionCoordinator::new(config.transactions, now),
                 config,
                 topics: BTreeMap::new(),
                 groups: BTreeMap::new(),
@@ -315,7 +330,9 @@ impl Cluster {
                 .log_cleaner_enable
                 .then_some(state.next_cleaner_ms)
                 .filter(|t| *t <= target);
-            let next = [replication, retention, cleaner]
+            let transactions =
+                Some(state.transactions.next_abort_check_ms).filter(|t| *t <= target);
+            let next = [replication, retention, cleaner, transactions]
                 .into_iter()
                 .flatten()
                 .min();
@@ -328,6 +345,15 @@ impl Cluster {
                 state.after_change();
                 state.next_replication_ms =
                     at.saturating_add(state.config.replica_fetch_interval_ms);
+            } else if transactions == Some(at) {
+                state.abort_timed_out_transactions();
+                state.after_change();
+                state.transactions.next_abort_check_ms = at.saturating_add(
+                    state
+                        .transactions
+                        .config
+                        .abort_timed_out_transaction_cleanup_interval_ms,
+                );
             } else if retention == Some(at) {
                 state.run_retention();
                 state.next_retention_ms = state

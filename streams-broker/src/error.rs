@@ -257,6 +257,127 @@ pub enum BrokerError {
         /// The state the operation needs.
         needed: &'static str,
     },
+    /// A batch from a producer epoch older than the partition's latest for
+    /// that producer id (`INVALID_PRODUCER_EPOCH`): a zombie's write.
+    #[error(
+        "epoch {epoch} of producer {producer_id} is smaller than the last epoch {current_epoch} partition {topic}-{partition} has seen: a newer producer with the same transactional.id took over; close this producer"
+    )]
+    InvalidProducerEpoch {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The producer id.
+        producer_id: i64,
+        /// The batch's epoch.
+        epoch: i16,
+        /// The partition's latest epoch for the producer.
+        current_epoch: i16,
+    },
+    /// A batch whose base sequence does not follow the producer's last one
+    /// (`OUT_OF_ORDER_SEQUENCE_NUMBER`).
+    #[error(
+        "out of order sequence number for producer {producer_id} at partition {topic}-{partition}: {got} (expected {expected}); abort the transaction or create a new producer"
+    )]
+    OutOfOrderSequence {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The producer id.
+        producer_id: i64,
+        /// The sequence expected.
+        expected: i32,
+        /// The sequence the batch had.
+        got: i32,
+    },
+    /// A newer producer with the same `transactional.id` has initialized,
+    /// or the coordinator aborted this one's transaction on its timeout and
+    /// bumped the epoch (`ProducerFencedException`). The producer cannot be
+    /// used any more.
+    #[error(
+        "producer with transactionalId '{transactional_id}' and (producerId={producer_id}, epoch={epoch}) has been fenced by another producer with the same transactionalId (epoch {current_epoch}): close it; a new producer must call init_transactions"
+    )]
+    ProducerFenced {
+        /// The `transactional.id`.
+        transactional_id: String,
+        /// The producer id.
+        producer_id: i64,
+        /// This producer's epoch.
+        epoch: i16,
+        /// The epoch that fenced it.
+        current_epoch: i16,
+    },
+    /// A transactional call in a state that does not allow it (Kafka's
+    /// `IllegalStateException` of the `TransactionManager`).
+    #[error("TransactionalId {transactional_id}: cannot {operation} in state {state}: {hint}")]
+    InvalidTxnState {
+        /// The `transactional.id`.
+        transactional_id: String,
+        /// What was attempted (`begin_transaction`, `send`, ...).
+        operation: &'static str,
+        /// The client's transaction state (`READY`, `IN_TRANSACTION`, ...).
+        state: &'static str,
+        /// What to do.
+        hint: &'static str,
+    },
+    /// A transactional call on a producer without a `transactional.id`.
+    #[error(
+        "transactional method {operation} invoked on a non-transactional producer: set transactional_id in the ProducerConfig"
+    )]
+    TransactionalIdRequired {
+        /// What was attempted.
+        operation: &'static str,
+    },
+    /// A `transaction.timeout.ms` above the broker's
+    /// `transaction.max.timeout.ms` (`INVALID_TRANSACTION_TIMEOUT`).
+    #[error(
+        "transaction.timeout.ms {timeout_ms} of transactionalId {transactional_id} is not in 1..={max_ms} (transaction.max.timeout.ms): lower it"
+    )]
+    InvalidTransactionTimeout {
+        /// The `transactional.id`.
+        transactional_id: String,
+        /// The timeout asked for.
+        timeout_ms: i64,
+        /// The broker's maximum.
+        max_ms: i64,
+    },
+    /// The coordinator is still writing the markers of the previous
+    /// transaction (`CONCURRENT_TRANSACTIONS`, retriable): move the clock
+    /// and try again.
+    #[error(
+        "transactionalId {transactional_id}: the previous transaction is still completing (markers for {pending} partition(s) not written); advance the clock and retry"
+    )]
+    ConcurrentTransactions {
+        /// The `transactional.id`.
+        transactional_id: String,
+        /// Partitions whose marker is not written yet.
+        pending: usize,
+    },
+    /// A transactional offset commit with a generation that is not the
+    /// group's (`ILLEGAL_GENERATION`): the member was rebalanced out.
+    #[error(
+        "transactional offset commit to group {group} with generation {generation} refused: the group is at generation {current}; abort the transaction and rejoin the group"
+    )]
+    IllegalGeneration {
+        /// The group.
+        group: String,
+        /// The generation the producer sent.
+        generation: i32,
+        /// The group's generation.
+        current: i32,
+    },
+    /// A transactional offset commit from a member the group does not have
+    /// (`UNKNOWN_MEMBER_ID`).
+    #[error(
+        "transactional offset commit to group {group} refused: member {member} is not in the group; abort the transaction and rejoin the group"
+    )]
+    UnknownMemberId {
+        /// The group.
+        group: String,
+        /// The member id sent.
+        member: String,
+    },
     /// A stored batch failed its checks.
     #[error("partition {topic}-{partition}: {source}")]
     CorruptRecord {

@@ -1,6 +1,7 @@
-//! What a test can see of a partition: its offsets, segments and dirty
-//! ratio ([`LogInfo`]), and every retained batch with its attributes and
-//! delete horizon, written out as Kafka's `kafka-dump-log` prints them
+//! What a test can see of a partition: its offsets (the last stable offset
+//! among them), segments and dirty ratio ([`LogInfo`]), and every retained
+//! batch with its attributes and delete horizon, transaction markers
+//! included, written out as Kafka's `kafka-dump-log` prints them
 //! ([`LogDump`]).
 //!
 //! ```
@@ -10,7 +11,7 @@
 //! cluster.admin().create_topic(NewTopic::new("t", 1))?;
 //! cluster.producer().send(ProducerRecord::new("t", "k", "v").timestamp(5))?;
 //! let dump = cluster.dump_log(&TopicPartition::new("t", 0))?.to_string();
-//! assert!(dump.starts_with("Dumping t-0 (log start offset 0, log end offset 1, high watermark 1)\n"));
+//! assert!(dump.starts_with("Dumping t-0 (log start offset 0, log end offset 1, high watermark 1, last stable offset 1)\n"));
 //! assert!(dump.contains("| offset: 0 CreateTime: 5 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: k payload: v"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -54,6 +55,10 @@ pub struct LogInfo {
     pub log_end_offset: i64,
     /// The last committed offset plus one.
     pub high_watermark: i64,
+    /// The last stable offset: the first offset of the earliest open
+    /// transaction, else the high watermark (what `read_committed`
+    /// consumers read up to).
+    pub last_stable_offset: i64,
     /// The log's size in bytes.
     pub size_bytes: usize,
     /// Where the cleaner's dirty part starts.
@@ -73,6 +78,7 @@ impl LogInfo {
             log_start_offset: log.log_start_offset(),
             log_end_offset: log.log_end_offset(),
             high_watermark: log.high_watermark(),
+            last_stable_offset: log.last_stable_offset(),
             size_bytes: log.size(),
             first_dirty_offset: to_clean.first_dirty_offset,
             dirty_ratio: to_clean.cleanable_ratio(),
@@ -129,8 +135,12 @@ impl fmt::Display for LogDump {
         let i = &self.info;
         writeln!(
             f,
-            "Dumping {} (log start offset {}, log end offset {}, high watermark {})",
-            i.topic_partition, i.log_start_offset, i.log_end_offset, i.high_watermark
+            "Dumping {} (log start offset {}, log end offset {}, high watermark {}, last stable offset {})",
+            i.topic_partition,
+            i.log_start_offset,
+            i.log_end_offset,
+            i.high_watermark,
+            i.last_stable_offset
         )?;
         for (base, batches) in &self.segments {
             writeln!(f, "Log segment {base:020}.log")?;
@@ -164,9 +174,24 @@ impl fmt::Display for LogDump {
                 for record in batch.records() {
                     let header_keys: Vec<&str> =
                         record.headers.iter().map(|h| h.key.as_str()).collect();
+                    // A marker prints as kafka-dump-log prints it: its kind
+                    // and coordinator epoch instead of key and payload.
+                    let content = match crate::record::EndTransactionMarker::from_record(&record)
+                        .filter(|_| batch.is_control())
+                    {
+                        Some(marker) => format!(
+                            "endTxnMarker: {} coordinatorEpoch: {}",
+                            marker.kind, marker.coordinator_epoch
+                        ),
+                        None => format!(
+                            "key: {} payload: {}",
+                            text(record.key.as_deref()),
+                            text(record.value.as_deref())
+                        ),
+                    };
                     writeln!(
                         f,
-                        "| offset: {} {}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}] key: {} payload: {}",
+                        "| offset: {} {}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}] {}",
                         record.offset,
                         batch.timestamp_type(),
                         record.timestamp,
@@ -178,8 +203,7 @@ impl fmt::Display for LogDump {
                             i64::from(batch.base_sequence()) + (record.offset - batch.base_offset())
                         },
                         header_keys.join(","),
-                        text(record.key.as_deref()),
-                        text(record.value.as_deref()),
+                        content,
                     )?;
                 }
             }

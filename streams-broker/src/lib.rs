@@ -27,6 +27,9 @@
 //! - [`purgatory`] and [`timer`]: Kafka's delayed operations on a
 //!   hierarchical timing wheel, which `acks=all` produces and waiting
 //!   fetches use.
+//! - [`transactions`]: the transaction coordinator; with the
+//!   transactional [`Producer`], the last stable offset of the log and
+//!   `read_committed` consumers, exactly-once (KIP-98, KIP-447).
 //!
 //! ```
 //! use streams_broker::{AutoOffsetReset, Cluster, ConsumerConfig, NewTopic, ProducerRecord, TopicPartition};
@@ -57,6 +60,7 @@ pub mod record;
 pub mod replication;
 pub mod timer;
 mod topic_partition;
+pub mod transactions;
 
 pub use cleaner::{CleaningResult, TombstoneRetention};
 pub use clients::{
@@ -64,8 +68,10 @@ pub use clients::{
     ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, PendingSend, Producer, ProducerConfig,
     ProducerRecord, RecordMetadata,
 };
+pub use clients::{ConsumerGroupMetadata, IsolationLevel, TransactionManagerState};
 pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};
 pub use error::{BrokerError, Result};
 pub use inspect::{LogDump, LogInfo, SegmentInfo};
 pub use replication::{BrokerId, BrokerStatus, PartitionState, ReplicationMode, TimelineEvent};
 pub use topic_partition::TopicPartition;
+pub use transactions::{TransactionConfig, TransactionMetadata, TransactionState};

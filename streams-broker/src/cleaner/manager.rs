@@ -1,6 +1,6 @@
 //! Which log to clean and how much of it (Kafka's `LogCleanerManager`):
 //! the first dirty offset from the cleaner's checkpoint, the first
-//! uncleanable offset (the active segment, the high watermark and
+//! uncleanable offset (the active segment, the last stable offset and
 //! `min.compaction.lag.ms` bound it), the dirty ratio, and whether
 //! `max.compaction.lag.ms` forces a cleaning now.
 
@@ -35,7 +35,9 @@ impl LogToClean {
         let segments = log.segments();
         let active_base = log.active_segment().base_offset();
         let lag = config.min_compaction_lag_ms.max(0);
-        let mut first_uncleanable = log.high_watermark().min(active_base);
+        // Never at or past the last stable offset (an open transaction's data
+        // may still be aborted), which is at most the high watermark.
+        let mut first_uncleanable = log.last_stable_offset().min(active_base);
         if lag > 0 {
             let dirty = log.segment_range(first_dirty, active_base);
             if let Some(s) = segments[dirty]

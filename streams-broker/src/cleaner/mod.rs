@@ -12,6 +12,16 @@
 //! modified more than `delete.retention.ms` before the last clean segment),
 //! under which constant re-cleaning keeps a tombstone forever.
 //!
+//! Transactions, as Kafka's cleaner treats them (`CleanedTransactionMetadata`):
+//! the records of aborted transactions are removed (and never enter the
+//! offset map); a transaction marker stays while any batch of its
+//! transaction is left, then is handled as a tombstone is: the first
+//! cleaning that finds it alone stamps its batch with a delete horizon, a
+//! cleaning after the horizon removes it. The batch holding an active
+//! producer's last sequence (or, with no data left, its last marker) is
+//! kept, empty if need be, so that the producer's state survives.
+//! The cleaner never cleans at or past the last stable offset.
+//!
 //! ```
 //! use streams_broker::{Cluster, NewTopic, ProducerRecord, TopicPartition};
 //!
@@ -41,13 +51,15 @@
 //! ```
 
 mod manager;
+mod transactions;
 
 pub use manager::LogToClean;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::log::{LogSegment, UnifiedLog};
-use crate::record::{LogRecord, RecordBatch, RecordBatchBuilder, TimestampType};
+use crate::record::{LogRecord, NO_PRODUCER_ID, RecordBatch, RecordBatchBuilder, TimestampType};
+use transactions::CleanedTransactionMetadata;
 
 /// How the cleaner decides that a tombstone may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,6 +96,9 @@ pub struct CleaningResult {
     pub tombstones_removed: usize,
     /// Batches stamped with a delete horizon by this cleaning.
     pub horizons_set: usize,
+    /// Transaction markers removed (their transaction's data was gone and
+    /// their delete horizon had passed).
+    pub markers_removed: usize,
     /// How many segments were rewritten, and into how many.
     pub segments_before: usize,
     /// How many segments the cleaned ones became.
@@ -134,12 +149,22 @@ fn clean_with(
     if upper_bound > first_dirty {
         let dirty = log.segment_range(first_dirty, upper_bound);
         let dirty_segments = &segments[dirty];
+        // Aborted batches do not enter the map (Kafka's buildOffsetMap).
+        let mut txns = CleanedTransactionMetadata::new(
+            log.collect_aborted_transactions(first_dirty, upper_bound),
+        );
         for (i, segment) in dirty_segments.iter().enumerate() {
             for batch in segment.batches() {
                 if batch.base_offset() >= upper_bound {
                     break;
                 }
-                if !batch.is_control() {
+                let aborted = if batch.is_control() {
+                    txns.on_control_batch_read(batch);
+                    true
+                } else {
+                    txns.on_batch_read(batch)
+                };
+                if !aborted {
                     for record in batch.record_keys() {
                         if record.offset >= first_dirty
                             && let Some(key) = record.key
@@ -192,6 +217,7 @@ fn clean_with(
         records_retained: 0,
         tombstones_removed: 0,
         horizons_set: 0,
+        markers_removed: 0,
         segments_before: to_rewrite.len(),
         segments_after: groups.len(),
     };
@@ -203,7 +229,12 @@ fn clean_with(
         Vec::new()
     };
     latest_offsets.sort_unstable();
+    let first_rewritten = to_rewrite.first().map_or(0, LogSegment::base_offset);
+    let mut txns = CleanedTransactionMetadata::new(
+        log.collect_aborted_transactions(first_rewritten, end_offset.max(upper_bound)),
+    );
     let filter = RecordFilter {
+        active_producers: log.producer_state().last_records_of_active_producers(),
         map: &map,
         latest_offsets: skip_dropped_batches.then_some(&latest_offsets[..]),
         first_dirty,
@@ -219,7 +250,9 @@ fn clean_with(
         for segment in *group {
             let retain_legacy_deletes = segment.last_modified_ms() > legacy_horizon;
             for batch in segment.batches() {
-                if let Some(kept) = filter.filter_batch(batch, retain_legacy_deletes, &mut result) {
+                if let Some(kept) =
+                    filter.filter_batch(batch, retain_legacy_deletes, &mut txns, &mut result)
+                {
                     batches.push(kept);
                 }
             }
@@ -240,6 +273,8 @@ fn clean_with(
 }
 
 struct RecordFilter<'a> {
+    /// Producer id to its last data offset and epoch.
+    active_producers: BTreeMap<i64, (Option<i64>, i16)>,
     map: &'a HashMap<&'a [u8], i64>,
     /// The map's offsets, sorted (when the shortcut is on).
     latest_offsets: Option<&'a [i64]>,
@@ -312,12 +347,11 @@ impl RecordFilter<'_> {
         &self,
         batch: &RecordBatch,
         retain_legacy_deletes: bool,
+        txns: &mut CleanedTransactionMetadata,
         result: &mut CleaningResult,
     ) -> Option<RecordBatch> {
-        if batch.is_control() {
-            // Control batches belong to transactions, which the simulated
-            // broker does not have yet: they are kept.
-            return Some(batch.clone());
+        if batch.producer_id() != NO_PRODUCER_ID {
+            return self.filter_producer_batch(batch, retain_legacy_deletes, txns, result);
         }
         if self.drops_every_record(batch) {
             // As the loop below would find: no record is the latest of its
@@ -362,6 +396,87 @@ impl RecordFilter<'_> {
     }
 }
 
+impl RecordFilter<'_> {
+    /// Kafka's `checkBatchRetention` and `filterTo` for a batch with a
+    /// producer id: aborted data goes, a marker goes once its transaction's
+    /// data is gone and its delete horizon has passed, and an active
+    /// producer's last batch stays (empty when its records go).
+    fn filter_producer_batch(
+        &self,
+        batch: &RecordBatch,
+        retain_legacy_deletes: bool,
+        txns: &mut CleanedTransactionMetadata,
+        result: &mut CleaningResult,
+    ) -> Option<RecordBatch> {
+        let can_discard = if batch.is_control() {
+            txns.on_control_batch_read(batch)
+        } else {
+            txns.on_batch_read(batch)
+        };
+        let discard_records = if batch.is_control() {
+            can_discard && batch.delete_horizon_ms().is_some_and(|h| h <= self.now_ms)
+        } else {
+            can_discard
+        };
+        let last_of_producer =
+            self.active_producers
+                .get(&batch.producer_id())
+                .is_some_and(|(last_data, epoch)| match last_data {
+                    Some(offset) => batch.last_offset() == *offset,
+                    None => batch.is_control() && batch.producer_epoch() == *epoch,
+                });
+        let retain_empty = last_of_producer || batch.next_offset() == self.upper_bound;
+        if discard_records && !retain_empty {
+            // BatchRetention.DELETE: the batch goes without a look at its records.
+            result.records_read += usize::try_from(batch.record_count()).unwrap_or(0);
+            if batch.is_control() {
+                result.markers_removed += 1;
+            }
+            return None;
+        }
+        let mut kept = Vec::new();
+        let mut all_kept = true;
+        let mut has_tombstone = false;
+        for record in batch.records() {
+            result.records_read += 1;
+            let retain = if discard_records {
+                false
+            } else if batch.is_control() {
+                true
+            } else {
+                self.retain(batch, &record, retain_legacy_deletes, result)
+            };
+            if retain {
+                has_tombstone |= record.value.is_none();
+                kept.push(record);
+            } else {
+                all_kept = false;
+            }
+        }
+        if discard_records && batch.is_control() {
+            result.markers_removed += 1;
+        }
+        result.records_retained += kept.len();
+        let marker_for_empty_txn = can_discard && batch.is_control();
+        if !kept.is_empty() {
+            let set_horizon = (has_tombstone || marker_for_empty_txn)
+                && batch.delete_horizon_ms().is_none()
+                && self.retention == TombstoneRetention::DeleteHorizon;
+            if all_kept && !set_horizon {
+                return Some(batch.clone());
+            }
+            let horizon = if set_horizon {
+                result.horizons_set += 1;
+                Some(self.now_ms.saturating_add(self.delete_retention_ms))
+            } else {
+                batch.delete_horizon_ms()
+            };
+            return rebuild(batch, &kept, horizon);
+        }
+        retain_empty.then(|| RecordBatch::empty_like(batch))
+    }
+}
+
 /// The batch with only `kept`, its base and last offsets, producer fields,
 /// timestamp type and leader epoch as they were (Kafka's
 /// `buildRetainedRecordsInto`).
@@ -374,6 +489,7 @@ fn rebuild(batch: &RecordBatch, kept: &[LogRecord], horizon: Option<i64>) -> Opt
             batch.base_sequence(),
         )
         .transactional(batch.is_transactional())
+        .control(batch.is_control())
         .delete_horizon_ms(horizon);
     if batch.timestamp_type() == TimestampType::LogAppendTime {
         builder = builder.log_append_time(batch.max_timestamp());

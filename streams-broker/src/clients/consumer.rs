@@ -36,6 +36,8 @@ use crate::cluster::{Cluster, Group, State};
 use crate::error::{BrokerError, Result};
 use crate::topic_partition::TopicPartition;
 
+use super::isolation::{AbortedBatches, IsolationLevel};
+
 /// `auto.offset.reset`: where a consumer starts without a committed
 /// offset, and where it goes when its position is out of range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,6 +73,8 @@ pub struct ConsumerConfig {
     /// `fetch.max.wait.ms` (default 500): how long the broker holds a fetch
     /// that has fewer than `fetch.min.bytes`.
     pub fetch_max_wait_ms: i64,
+    /// `isolation.level` (default `read_uncommitted`).
+    pub isolation_level: IsolationLevel,
 }
 
 impl Default for ConsumerConfig {
@@ -84,6 +88,7 @@ impl Default for ConsumerConfig {
             auto_commit_interval_ms: 5_000,
             fetch_min_bytes: 1,
             fetch_max_wait_ms: 500,
+            isolation_level: IsolationLevel::ReadUncommitted,
         }
     }
 }
@@ -133,6 +138,14 @@ impl ConsumerConfig {
     #[must_use]
     pub fn fetch_max_wait_ms(mut self, ms: i64) -> Self {
         self.fetch_max_wait_ms = ms.max(0);
+        self
+    }
+
+    /// `isolation.level`: `read_committed` reads below the last stable
+    /// offset and skips aborted transactions.
+    #[must_use]
+    pub fn isolation_level(mut self, level: IsolationLevel) -> Self {
+        self.isolation_level = level;
         self
     }
 
@@ -193,6 +206,19 @@ impl Consumer {
     /// The group member id, once subscribed.
     pub fn member_id(&self) -> Option<&str> {
         self.member_id.as_deref()
+    }
+
+    /// The group, generation and member id a transactional producer sends
+    /// with the offsets (Kafka's `groupMetadata()`), or `None` without a
+    /// `group.id`.
+    pub fn group_metadata(&self) -> Option<super::ConsumerGroupMetadata> {
+        let group = self.config.group_id.clone()?;
+        Some(match &self.member_id {
+            Some(member) => {
+                super::ConsumerGroupMetadata::member(group, self.generation, member.clone())
+            }
+            None => super::ConsumerGroupMetadata::new(group),
+        })
     }
 
     /// Reads exactly these partitions (no group membership); positions of
@@ -319,7 +345,10 @@ impl Consumer {
     /// [`BrokerError::NotAssigned`], or the partition is unknown.
     pub fn seek_to_end(&mut self, tp: &TopicPartition) -> Result<()> {
         self.check_assigned(tp)?;
-        let end = self.cluster.state().log(tp)?.high_watermark();
+        let end = self
+            .config
+            .isolation_level
+            .fetch_upper_bound(self.cluster.state().log(tp)?);
         self.positions.insert(tp.clone(), end);
         Ok(())
     }
@@ -368,18 +397,21 @@ impl Consumer {
             let topic: Arc<str> = Arc::from(tp.topic.as_str());
             let mut position = resolve_position(&self.config, &self.positions, &state, tp)?;
             let log = state.log(tp)?;
-            let batches = match log.read_batches(position, remaining) {
+            let isolation = self.config.isolation_level;
+            let upper = isolation.fetch_upper_bound(log);
+            let batches = match log.read_batches_below(position, remaining, upper) {
                 Ok(batches) => batches,
                 Err(err @ BrokerError::OffsetOutOfRange { .. }) => {
                     position = match self.config.auto_offset_reset {
                         AutoOffsetReset::Earliest => log.log_start_offset(),
-                        AutoOffsetReset::Latest => log.high_watermark(),
+                        AutoOffsetReset::Latest => upper,
                         AutoOffsetReset::None => return Err(err),
                     };
-                    log.read_batches(position, remaining)?
+                    log.read_batches_below(position, remaining, upper)?
                 }
                 Err(err) => return Err(err),
             };
+            let mut aborted = AbortedBatches::new(isolation, log, position, upper);
             // Room for what the batches hold (at most what is asked for),
             // at once rather than by doubling.
             let incoming: usize = batches
@@ -390,7 +422,10 @@ impl Consumer {
             out.reserve(incoming.min(remaining));
             for batch in &batches {
                 let mut taken_all = true;
-                if !batch.is_control() {
+                // Every batch goes by the aborted index (an abort marker
+                // ends its producer's aborted transaction).
+                let skipped = aborted.skips(batch);
+                if !batch.is_control() && !skipped {
                     let timestamp_type = batch.timestamp_type();
                     let leader_epoch = batch.partition_leader_epoch();
                     for record in batch.records() {
@@ -524,7 +559,7 @@ fn resolve_position(
     let log = state.log(tp)?;
     match config.auto_offset_reset {
         AutoOffsetReset::Earliest => Ok(log.log_start_offset()),
-        AutoOffsetReset::Latest => Ok(log.high_watermark()),
+        AutoOffsetReset::Latest => Ok(config.isolation_level.fetch_upper_bound(log)),
         AutoOffsetReset::None => Err(BrokerError::NoOffsetForPartition {
             topic: tp.topic.clone(),
             partition: tp.partition,

@@ -34,6 +34,8 @@ use crate::record::{Record, RecordBatchBuilder, record_size_in_bytes};
 use crate::replication::delayed::DelayedProduce;
 use crate::topic_partition::TopicPartition;
 
+use super::transactional::{TransactionManager, transactional_builder};
+
 pub use streams_clients::{ProducerRecord, RecordMetadata};
 
 /// `acks`: how many replicas must have a record before a send succeeds.
@@ -60,6 +62,12 @@ pub struct ProducerConfig {
     /// `request.timeout.ms` (default 30000): how long an `acks=all` send
     /// waits for the in-sync replicas, on the cluster's clock.
     pub request_timeout_ms: i64,
+    /// `transactional.id` (default none): with one, the producer is
+    /// transactional (and idempotent): see [`Producer::init_transactions`].
+    pub transactional_id: Option<String>,
+    /// `transaction.timeout.ms` (default 60000): how long the coordinator
+    /// lets a transaction stay open before it aborts it.
+    pub transaction_timeout_ms: i64,
 }
 
 impl Default for ProducerConfig {
@@ -68,6 +76,8 @@ impl Default for ProducerConfig {
             batch_size: 16_384,
             acks: Acks::All,
             request_timeout_ms: 30_000,
+            transactional_id: None,
+            transaction_timeout_ms: 60_000,
         }
     }
 }
@@ -91,24 +101,47 @@ impl ProducerConfig {
         self.request_timeout_ms = ms.max(1);
         self
     }
+
+    /// `transactional.id`: makes the producer transactional.
+    #[must_use]
+    pub fn transactional_id(mut self, id: impl Into<String>) -> Self {
+        self.transactional_id = Some(id.into());
+        self
+    }
+
+    /// `transaction.timeout.ms` (checked against the broker's
+    /// `transaction.max.timeout.ms` by `init_transactions`).
+    #[must_use]
+    pub fn transaction_timeout_ms(mut self, ms: i64) -> Self {
+        self.transaction_timeout_ms = ms;
+        self
+    }
 }
 
 /// A producer on the simulated cluster: synchronous (a send returns when
 /// its `acks` are met, moving the cluster's clock while an `acks=all` send
-/// waits for followers), not idempotent (batches carry no producer id).
+/// waits for followers). Without a `transactional.id` it is not idempotent
+/// (batches carry no producer id); with one, its batches carry its producer
+/// id, epoch and sequences and belong to its transactions.
 #[derive(Debug)]
 pub struct Producer {
-    cluster: Cluster,
-    config: ProducerConfig,
+    pub(super) cluster: Cluster,
+    pub(super) config: ProducerConfig,
     partitioners: Mutex<HashMap<String, DefaultPartitioner>>,
+    pub(super) transaction: Option<Mutex<TransactionManager>>,
 }
 
 impl Producer {
     pub(crate) fn new(cluster: Cluster, config: ProducerConfig) -> Self {
+        let transaction = config
+            .transactional_id
+            .clone()
+            .map(|id| Mutex::new(TransactionManager::new(id)));
         Self {
             cluster,
             config,
             partitioners: Mutex::new(HashMap::new()),
+            transaction,
         }
     }
 
@@ -185,7 +218,10 @@ impl Producer {
             headers,
             ..
         } = record;
-        let mut builder = RecordBatchBuilder::with_capacity(0, 1);
+        let tp = TopicPartition::new(topic, partition);
+        let txn = self.before_send(&mut state, &tp)?;
+        let topic = tp.topic.clone();
+        let mut builder = transactional_builder(RecordBatchBuilder::with_capacity(0, 1), txn);
         builder.append_owned(Record {
             key,
             value,
@@ -195,9 +231,8 @@ impl Producer {
         let batch = builder.build().map_err(|_| BrokerError::UnknownTopic {
             topic: topic.clone(),
         })?;
-        let tp = TopicPartition::new(topic, partition);
         self.check_isr_before(&state, &tp)?;
-        let info = state.append(&tp, batch)?;
+        let info = self.after_send(&tp, txn, state.append(&tp, batch))?;
         let metadata = RecordMetadata {
             topic: tp.topic.clone(),
             partition,
@@ -293,7 +328,19 @@ impl Producer {
         records: impl IntoIterator<Item = Record>,
     ) -> Result<Option<(i64, i64)>> {
         let records = records.into_iter();
-        let mut builder = RecordBatchBuilder::with_capacity(0, records.size_hint().0);
+        // A transactional producer takes the cluster's lock first, for its
+        // producer id, epoch and sequence; a plain one builds unlocked.
+        let mut locked = None;
+        let mut txn = None;
+        if self.transaction.is_some() {
+            let mut state = self.cluster.state();
+            txn = self.before_send(&mut state, tp)?;
+            locked = Some(state);
+        }
+        let mut builder = transactional_builder(
+            RecordBatchBuilder::with_capacity(0, records.size_hint().0),
+            txn,
+        );
         for record in records {
             builder.append_owned(record);
         }
@@ -303,9 +350,12 @@ impl Producer {
         let batch = builder.build().map_err(|_| BrokerError::UnknownTopic {
             topic: tp.topic.clone(),
         })?;
-        let mut state = self.cluster.state();
+        let mut state = match locked {
+            Some(state) => state,
+            None => self.cluster.state(),
+        };
         self.check_isr_before(&state, tp)?;
-        let info = state.append(tp, batch)?;
+        let info = self.after_send(tp, txn, state.append(tp, batch))?;
         let operation = self.delay(&mut state, tp, info.last_offset);
         drop(state);
         PendingSend {

@@ -21,6 +21,7 @@
 
 mod config;
 mod leader_epoch;
+mod producer_state;
 mod segment;
 mod unified_log;
 
@@ -29,5 +30,8 @@ pub use config::{
     MIN_SEGMENT_BYTES,
 };
 pub use leader_epoch::{EpochEntry, LeaderEpochCache};
+pub use producer_state::{
+    AbortedTxn, ProducerStateEntry, ProducerStateError, ProducerStateManager,
+};
 pub use segment::LogSegment;
 pub use unified_log::{LogAppendInfo, SegmentDeletions, UnifiedLog};

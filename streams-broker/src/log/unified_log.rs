@@ -6,8 +6,15 @@
 //! Offsets are given by the log, one per record, and never renumbered:
 //! the cleaner leaves gaps, retention and delete-records move the log start
 //! offset forward, never back.
+//!
+//! Transactions: the log keeps its producers' state
+//! ([`ProducerStateManager`]): a batch of a fenced epoch or out of sequence
+//! is refused, and the last stable offset ([`UnifiedLog::last_stable_offset`])
+//! is the first offset of the earliest open transaction, or the high
+//! watermark; `read_committed` fetches read below it.
 
 use crate::error::{BrokerError, Result};
+use crate::log::producer_state::{AbortedTxn, ProducerStateError, ProducerStateManager};
 use crate::log::{LeaderEpochCache, LogConfig, LogSegment};
 use crate::record::{LogRecord, RecordBatch, TimestampType};
 use crate::topic_partition::TopicPartition;
@@ -56,6 +63,7 @@ pub struct UnifiedLog {
     high_watermark: i64,
     leader_epoch: i32,
     epoch_cache: LeaderEpochCache,
+    producer_state: ProducerStateManager,
 }
 
 impl UnifiedLog {
@@ -70,6 +78,7 @@ impl UnifiedLog {
             high_watermark: 0,
             leader_epoch: 0,
             epoch_cache: LeaderEpochCache::default(),
+            producer_state: ProducerStateManager::default(),
         }
     }
 
@@ -101,6 +110,39 @@ impl UnifiedLog {
     /// end offset on a single broker).
     pub fn high_watermark(&self) -> i64 {
         self.high_watermark
+    }
+
+    /// The last stable offset (LSO): the first offset of the earliest
+    /// transaction that is open or whose marker is not yet below the high
+    /// watermark, else the high watermark. `read_committed` consumers read
+    /// below it.
+    pub fn last_stable_offset(&self) -> i64 {
+        self.producer_state
+            .first_unstable_offset(self.high_watermark)
+            .map_or(self.high_watermark, |o| o.min(self.high_watermark))
+    }
+
+    /// The first unstable offset, if a transaction is open or unreplicated.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        self.producer_state
+            .first_unstable_offset(self.high_watermark)
+    }
+
+    /// The producers' state: epochs, sequences, open transactions and the
+    /// aborted-transactions index.
+    pub fn producer_state(&self) -> &ProducerStateManager {
+        &self.producer_state
+    }
+
+    /// The aborted transactions a fetch of `[start_offset, upper_bound)`
+    /// must skip (Kafka's `collectAbortedTransactions`).
+    pub fn collect_aborted_transactions(
+        &self,
+        start_offset: i64,
+        upper_bound: i64,
+    ) -> Vec<AbortedTxn> {
+        self.producer_state
+            .aborted_transactions(start_offset, upper_bound)
     }
 
     /// The leader epoch stamped on appended batches.
@@ -147,12 +189,21 @@ impl UnifiedLog {
     /// waited `segment.ms`, and moves the log end offset and the high
     /// watermark past it.
     ///
+    /// A batch with a producer id is checked against the producer's state
+    /// first (fenced epochs, sequences) and then updates it: a
+    /// transactional batch opens its producer's transaction, a marker
+    /// closes it.
+    ///
     /// # Errors
     /// [`BrokerError::RecordTooLarge`] for a batch above
-    /// `max.message.bytes`; nothing is appended then.
+    /// `max.message.bytes`, [`BrokerError::InvalidProducerEpoch`] for a
+    /// zombie's batch, [`BrokerError::OutOfOrderSequence`]; nothing is
+    /// appended then.
     pub fn append_as_leader(&mut self, batch: RecordBatch, now_ms: i64) -> Result<LogAppendInfo> {
         let info = self.append_as_replicated_leader(batch, now_ms)?;
         self.high_watermark = self.log_end_offset;
+        self.producer_state
+            .on_high_watermark_update(self.high_watermark);
         Ok(info)
     }
 
@@ -170,6 +221,36 @@ impl UnifiedLog {
                 partition: self.topic_partition.partition,
                 size,
                 max: self.config.max_message_bytes,
+            });
+        }
+        if let Err(err) = self.producer_state.check(&batch) {
+            let (topic, partition) = (
+                self.topic_partition.topic.clone(),
+                self.topic_partition.partition,
+            );
+            return Err(match err {
+                ProducerStateError::InvalidProducerEpoch {
+                    producer_id,
+                    epoch,
+                    current_epoch,
+                } => BrokerError::InvalidProducerEpoch {
+                    topic,
+                    partition,
+                    producer_id,
+                    epoch,
+                    current_epoch,
+                },
+                ProducerStateError::OutOfOrderSequence {
+                    producer_id,
+                    expected,
+                    got,
+                } => BrokerError::OutOfOrderSequence {
+                    topic,
+                    partition,
+                    producer_id,
+                    expected,
+                    got,
+                },
             });
         }
         // Offsets and the leader epoch are written into the batch itself
@@ -191,6 +272,7 @@ impl UnifiedLog {
         self.epoch_cache
             .assign(self.leader_epoch, batch.base_offset());
         self.log_end_offset = batch.next_offset();
+        self.producer_state.update(&batch);
         self.active_segment_mut().append(batch, now_ms);
         Ok(info)
     }
@@ -209,6 +291,9 @@ impl UnifiedLog {
             self.epoch_cache
                 .assign(batch.partition_leader_epoch(), batch.base_offset());
             self.log_end_offset = batch.next_offset();
+            // A follower keeps its producers' state as the leader does, so
+            // that it knows the open transactions if it becomes leader.
+            self.producer_state.update(batch);
             self.active_segment_mut().append(batch.clone(), now_ms);
         }
     }
@@ -246,6 +331,17 @@ impl UnifiedLog {
             .max(self.log_start_offset);
         self.high_watermark = self.high_watermark.min(self.log_end_offset);
         self.epoch_cache.truncate_from_end(self.log_end_offset);
+        // Kafka reloads the producer state after a truncation; here it is
+        // rebuilt from the batches left (the aborted-transactions index
+        // below the cut is kept, as Kafka keeps its index files).
+        let end = self.log_end_offset;
+        self.producer_state = ProducerStateManager::rebuild(
+            &self.producer_state,
+            end,
+            self.segments.iter().flat_map(|s| s.batches().iter()),
+        );
+        self.producer_state
+            .on_high_watermark_update(self.high_watermark);
     }
 
     /// The leader-epoch cache.
@@ -267,6 +363,8 @@ impl UnifiedLog {
 
     pub(crate) fn set_high_watermark(&mut self, hw: i64) {
         self.high_watermark = hw.clamp(0, self.log_end_offset);
+        self.producer_state
+            .on_high_watermark_update(self.high_watermark);
     }
 
     /// The batches from `start_offset` up to the log end offset (what a
@@ -344,6 +442,19 @@ impl UnifiedLog {
         start_offset: i64,
         max_records: usize,
     ) -> Result<Vec<&RecordBatch>> {
+        self.read_batches_below(start_offset, max_records, self.high_watermark)
+    }
+
+    /// [`read_batches`](UnifiedLog::read_batches) up to `max_offset` (at
+    /// most the high watermark): the last stable offset for a
+    /// `read_committed` fetch.
+    pub(crate) fn read_batches_below(
+        &self,
+        start_offset: i64,
+        max_records: usize,
+        max_offset: i64,
+    ) -> Result<Vec<&RecordBatch>> {
+        let max_offset = max_offset.min(self.high_watermark);
         if start_offset < self.log_start_offset || start_offset > self.log_end_offset {
             return Err(self.error_out_of_range(start_offset));
         }
@@ -356,7 +467,7 @@ impl UnifiedLog {
             let batches = segment.batches();
             let from = batches.partition_point(|b| b.next_offset() <= start_offset);
             for batch in &batches[from..] {
-                if batch.next_offset() > self.high_watermark || records >= max_records {
+                if batch.next_offset() > max_offset || records >= max_records {
                     return Ok(out);
                 }
                 let skipped = if batch.base_offset() < start_offset {
@@ -398,6 +509,7 @@ impl UnifiedLog {
         }
         if offset > self.log_start_offset {
             self.log_start_offset = offset;
+            self.producer_state.on_log_start_offset(offset);
         }
         Ok(self.log_start_offset)
     }
@@ -527,6 +639,7 @@ impl UnifiedLog {
         let new_start = self.segments[0].base_offset();
         if new_start > self.log_start_offset {
             self.log_start_offset = new_start;
+            self.producer_state.on_log_start_offset(new_start);
         }
         deletable
     }

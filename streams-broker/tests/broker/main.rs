@@ -10,3 +10,4 @@ mod log;
 mod properties;
 mod replication;
 mod support;
+mod transactions;

@@ -1,0 +1,600 @@
+//! Transactions (KIP-98, KIP-447): markers that take offsets, the last
+//! stable offset, `read_committed` against `read_uncommitted`, fencing by
+//! epoch, the coordinator's timeout abort on the mock clock, offsets sent
+//! to a transaction, a leader change in the middle of a transaction, and a
+//! property test against a model of committed transactions.
+
+use proptest::prelude::*;
+use streams_broker::record::ControlRecordType;
+use streams_broker::{
+    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, ConsumerGroupMetadata, IsolationLevel,
+    NewTopic, Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionConfig,
+    TransactionManagerState, TransactionState,
+};
+
+fn cluster_with(topic: &str, partitions: i32) -> Cluster {
+    let cluster = Cluster::new();
+    cluster
+        .admin()
+        .create_topic(NewTopic::new(topic, partitions))
+        .unwrap();
+    cluster
+}
+
+fn transactional(cluster: &Cluster, id: &str) -> Producer {
+    let producer = cluster.producer_with(ProducerConfig::new().transactional_id(id));
+    producer.init_transactions().unwrap();
+    producer
+}
+
+fn send(producer: &Producer, topic: &str, value: &str) -> i64 {
+    producer
+        .send(ProducerRecord::new(topic, "k", value.to_owned()).partition(0))
+        .unwrap()
+        .offset
+}
+
+/// Everything a consumer at `level` reads of `tp` from the start, as
+/// (offset, value).
+fn read(cluster: &Cluster, tp: &TopicPartition, level: IsolationLevel) -> Vec<(i64, String)> {
+    let mut consumer = cluster.consumer(
+        ConsumerConfig::new()
+            .auto_offset_reset(AutoOffsetReset::Earliest)
+            .isolation_level(level),
+    );
+    consumer.assign([tp.clone()]);
+    let mut out = Vec::new();
+    loop {
+        let records = consumer.poll().unwrap();
+        if records.is_empty() {
+            return out;
+        }
+        out.extend(records.into_iter().map(|r| {
+            (
+                r.offset,
+                String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned(),
+            )
+        }));
+    }
+}
+
+fn markers(cluster: &Cluster, tp: &TopicPartition) -> Vec<(i64, ControlRecordType)> {
+    cluster
+        .log_batches(tp)
+        .unwrap()
+        .iter()
+        .filter_map(|b| b.control_record_type().map(|t| (b.base_offset(), t)))
+        .collect()
+}
+
+/// Runs a transaction of `count` records and commits or aborts it.
+fn transaction(producer: &Producer, topic: &str, name: &str, count: usize, commit: bool) {
+    producer.begin_transaction().unwrap();
+    for i in 0..count {
+        send(producer, topic, &format!("{name}{i}"));
+    }
+    if commit {
+        producer.commit_transaction().unwrap();
+    } else {
+        producer.abort_transaction().unwrap();
+    }
+}
+
+#[test]
+fn committed_10_aborted_5_committed_1_leave_markers_at_10_16_18_and_a_high_watermark_of_19() {
+    let cluster = cluster_with("out", 1);
+    let tp = TopicPartition::new("out", 0);
+    let producer = transactional(&cluster, "tx");
+    transaction(&producer, "out", "a", 10, true);
+    transaction(&producer, "out", "b", 5, false);
+
+    // The third transaction open: the LSO is its first offset, 17.
+    producer.begin_transaction().unwrap();
+    assert_eq!(send(&producer, "out", "c0"), 17);
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!((info.high_watermark, info.last_stable_offset), (18, 17));
+    assert_eq!(read(&cluster, &tp, IsolationLevel::ReadCommitted).len(), 10);
+    producer.commit_transaction().unwrap();
+
+    assert_eq!(
+        markers(&cluster, &tp),
+        [
+            (10, ControlRecordType::Commit),
+            (16, ControlRecordType::Abort),
+            (18, ControlRecordType::Commit)
+        ]
+    );
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!(
+        (
+            info.log_end_offset,
+            info.high_watermark,
+            info.last_stable_offset
+        ),
+        (19, 19, 19)
+    );
+    let committed = read(&cluster, &tp, IsolationLevel::ReadCommitted);
+    let expected: Vec<(i64, String)> = (0..10)
+        .map(|i| (i, format!("a{i}")))
+        .chain([(17, "c0".to_owned())])
+        .collect();
+    assert_eq!(committed, expected);
+    let uncommitted = read(&cluster, &tp, IsolationLevel::ReadUncommitted);
+    let offsets: Vec<i64> = uncommitted.iter().map(|(o, _)| *o).collect();
+    assert_eq!(
+        offsets,
+        (0..10).chain(11..16).chain([17]).collect::<Vec<_>>(),
+        "read_uncommitted sees the aborted records but no marker"
+    );
+
+    let dump = cluster.dump_log(&tp).unwrap().to_string();
+    assert!(dump.starts_with(
+        "Dumping out-0 (log start offset 0, log end offset 19, high watermark 19, last stable offset 19)\n"
+    ));
+    assert!(dump.contains(
+        "baseOffset: 16 lastOffset: 16 count: 1 baseSequence: -1 lastSequence: -1 producerId: 0 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: true"
+    ));
+    assert!(dump.contains(
+        "| offset: 16 CreateTime: 0 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 0"
+    ));
+    // The data batches carry the producer id, epoch and sequences.
+    assert!(dump.contains(
+        "baseOffset: 11 lastOffset: 11 count: 1 baseSequence: 10 lastSequence: 10 producerId: 0 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: false"
+    ));
+}
+
+#[test]
+fn read_committed_stops_at_the_last_stable_offset_and_seeks_to_it_as_the_end() {
+    let cluster = cluster_with("t", 1);
+    let tp = TopicPartition::new("t", 0);
+    let plain = cluster.producer();
+    plain
+        .send(ProducerRecord::new("t", "k", "plain").partition(0))
+        .unwrap();
+    let producer = transactional(&cluster, "tx");
+    producer.begin_transaction().unwrap();
+    send(&producer, "t", "open0");
+    send(&producer, "t", "open1");
+    // A non-transactional record after the open transaction: below the
+    // high watermark, above the LSO.
+    plain
+        .send(ProducerRecord::new("t", "k", "after").partition(0))
+        .unwrap();
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!((info.high_watermark, info.last_stable_offset), (4, 1));
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadCommitted),
+        [(0, "plain".to_owned())]
+    );
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadUncommitted).len(),
+        4
+    );
+
+    let mut latest = cluster.consumer(
+        ConsumerConfig::new()
+            .auto_offset_reset(AutoOffsetReset::Latest)
+            .isolation_level(IsolationLevel::ReadCommitted),
+    );
+    latest.assign([tp.clone()]);
+    assert_eq!(latest.position(&tp).unwrap(), 1, "latest is the LSO");
+    latest.seek_to_end(&tp).unwrap();
+    assert_eq!(latest.position(&tp).unwrap(), 1);
+
+    producer.commit_transaction().unwrap();
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 5);
+    let records: Vec<i64> = latest.poll().unwrap().iter().map(|r| r.offset).collect();
+    assert_eq!(records, [1, 2, 3]);
+}
+
+#[test]
+fn a_zombie_with_the_old_epoch_can_neither_send_nor_commit() {
+    let cluster = cluster_with("t", 2);
+    let tp = TopicPartition::new("t", 0);
+    let config = ProducerConfig::new().transactional_id("app-0_0");
+    let zombie = cluster.producer_with(config.clone());
+    zombie.init_transactions().unwrap();
+    assert_eq!(zombie.producer_id_and_epoch(), Some((0, 0)));
+    zombie.begin_transaction().unwrap();
+    send(&zombie, "t", "z0");
+
+    let successor = cluster.producer_with(config);
+    successor.init_transactions().unwrap();
+    // The zombie's open transaction was aborted with epoch 1; the successor has 2.
+    assert_eq!(successor.producer_id_and_epoch(), Some((0, 2)));
+    assert_eq!(markers(&cluster, &tp), [(1, ControlRecordType::Abort)]);
+    let described = cluster.describe_transaction("app-0_0").unwrap();
+    assert_eq!(
+        (described.state, described.producer_epoch),
+        (TransactionState::Empty, 2)
+    );
+
+    // A partition already in its transaction: the log refuses the old epoch.
+    let err = zombie
+        .send(ProducerRecord::new("t", "k", "z1").partition(0))
+        .unwrap_err();
+    let fenced = BrokerError::ProducerFenced {
+        transactional_id: "app-0_0".to_owned(),
+        producer_id: 0,
+        epoch: 0,
+        current_epoch: 1,
+    };
+    assert_eq!(err, fenced);
+    assert_eq!(
+        err.to_string(),
+        "producer with transactionalId 'app-0_0' and (producerId=0, epoch=0) has been fenced by another producer with the same transactionalId (epoch 1): close it; a new producer must call init_transactions"
+    );
+    assert_eq!(
+        zombie.transaction_state(),
+        Some(TransactionManagerState::FatalError)
+    );
+    // Fatal from now on: commit and abort give the same error.
+    assert_eq!(zombie.commit_transaction().unwrap_err(), fenced);
+    assert_eq!(zombie.abort_transaction().unwrap_err(), fenced);
+
+    successor.begin_transaction().unwrap();
+    send(&successor, "t", "s0");
+    successor.commit_transaction().unwrap();
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadCommitted),
+        [(2, "s0".to_owned())]
+    );
+}
+
+#[test]
+fn a_zombie_commit_after_the_successor_started_is_fenced_by_the_coordinator() {
+    let cluster = cluster_with("t", 1);
+    let config = ProducerConfig::new().transactional_id("tx");
+    let zombie = cluster.producer_with(config.clone());
+    zombie.init_transactions().unwrap();
+    zombie.begin_transaction().unwrap();
+    let successor = cluster.producer_with(config);
+    successor.init_transactions().unwrap();
+    // Nothing sent yet: the send's AddPartitionsToTxn is refused.
+    let err = zombie
+        .send(ProducerRecord::new("t", "k", "v").partition(0))
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        BrokerError::ProducerFenced {
+            epoch: 0,
+            current_epoch: 1,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn calls_out_of_order_are_typed_errors_naming_the_state() {
+    let cluster = cluster_with("t", 1);
+    let producer = cluster.producer_with(ProducerConfig::new().transactional_id("tx"));
+    let state_of = |err: BrokerError| match err {
+        BrokerError::InvalidTxnState {
+            operation, state, ..
+        } => (operation, state),
+        other => panic!("not an InvalidTxnState: {other}"),
+    };
+    assert_eq!(
+        state_of(producer.begin_transaction().unwrap_err()),
+        ("begin_transaction", "UNINITIALIZED")
+    );
+    assert_eq!(
+        state_of(
+            producer
+                .send(ProducerRecord::new("t", "k", "v"))
+                .unwrap_err()
+        ),
+        ("send", "UNINITIALIZED")
+    );
+    producer.init_transactions().unwrap();
+    assert_eq!(
+        state_of(producer.init_transactions().unwrap_err()),
+        ("init_transactions", "READY")
+    );
+    let err = producer
+        .send(ProducerRecord::new("t", "k", "v"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "TransactionalId tx: cannot send in state READY: call begin_transaction first"
+    );
+    assert_eq!(
+        state_of(producer.commit_transaction().unwrap_err()),
+        ("commit_transaction", "READY")
+    );
+    assert_eq!(
+        state_of(producer.abort_transaction().unwrap_err()),
+        ("abort_transaction", "READY")
+    );
+    producer.begin_transaction().unwrap();
+    let err = producer.begin_transaction().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "TransactionalId tx: cannot begin_transaction in state IN_TRANSACTION: commit_transaction or abort_transaction the open transaction first"
+    );
+    // An empty transaction commits without the coordinator.
+    producer.commit_transaction().unwrap();
+    assert_eq!(
+        producer.transaction_state(),
+        Some(TransactionManagerState::Ready)
+    );
+    assert_eq!(
+        cluster.describe_transaction("tx").unwrap().state,
+        TransactionState::Empty
+    );
+
+    let plain = cluster.producer();
+    assert_eq!(
+        plain.begin_transaction().unwrap_err(),
+        BrokerError::TransactionalIdRequired {
+            operation: "begin_transaction"
+        }
+    );
+    assert_eq!(plain.transaction_state(), None);
+
+    let too_long = cluster.producer_with(
+        ProducerConfig::new()
+            .transactional_id("long")
+            .transaction_timeout_ms(900_001),
+    );
+    assert_eq!(
+        too_long.init_transactions().unwrap_err(),
+        BrokerError::InvalidTransactionTimeout {
+            transactional_id: "long".to_owned(),
+            timeout_ms: 900_001,
+            max_ms: 900_000
+        }
+    );
+}
+
+#[test]
+fn the_coordinator_aborts_a_transaction_past_its_timeout_and_fences_the_late_producer() {
+    let cluster = Cluster::builder()
+        .transaction_config(TransactionConfig {
+            abort_timed_out_transaction_cleanup_interval_ms: 1_000,
+            ..TransactionConfig::default()
+        })
+        .build();
+    cluster.admin().create_topic(NewTopic::new("t", 1)).unwrap();
+    let tp = TopicPartition::new("t", 0);
+    let producer = cluster.producer_with(
+        ProducerConfig::new()
+            .transactional_id("slow")
+            .transaction_timeout_ms(5_000),
+    );
+    producer.init_transactions().unwrap();
+    producer.begin_transaction().unwrap();
+    send(&producer, "t", "late");
+    assert_eq!(
+        cluster.describe_transaction("slow").unwrap().txn_start_ms,
+        0
+    );
+
+    // Checks at 1 s .. 5 s find it within its timeout (started at 0,
+    // aborted once older than 5000 ms): the check at 6 s aborts it.
+    cluster.advance_ms(5_999);
+    assert_eq!(
+        cluster.describe_transaction("slow").unwrap().state,
+        TransactionState::Ongoing
+    );
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 0);
+    cluster.advance_ms(1);
+    let described = cluster.describe_transaction("slow").unwrap();
+    assert_eq!(
+        (described.state, described.producer_epoch),
+        (TransactionState::CompleteAbort, 1)
+    );
+    assert_eq!(markers(&cluster, &tp), [(1, ControlRecordType::Abort)]);
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 2);
+    assert!(read(&cluster, &tp, IsolationLevel::ReadCommitted).is_empty());
+
+    let err = producer.commit_transaction().unwrap_err();
+    assert_eq!(
+        err,
+        BrokerError::ProducerFenced {
+            transactional_id: "slow".to_owned(),
+            producer_id: 0,
+            epoch: 0,
+            current_epoch: 1
+        }
+    );
+    assert_eq!(markers(&cluster, &tp).len(), 1, "nothing was committed");
+}
+
+#[test]
+fn offsets_sent_to_a_transaction_are_the_groups_only_after_it_commits() {
+    let cluster = cluster_with("in", 1);
+    cluster
+        .admin()
+        .create_topic(NewTopic::new("out", 1))
+        .unwrap();
+    let input = TopicPartition::new("in", 0);
+    let mut consumer = cluster.consumer(
+        ConsumerConfig::new()
+            .group_id("app")
+            .enable_auto_commit(false),
+    );
+    consumer.subscribe(["in"]).unwrap();
+    consumer.poll().unwrap();
+    let metadata = consumer.group_metadata().unwrap();
+    assert!(metadata.generation_id >= 1 && !metadata.member_id.is_empty());
+
+    let producer = transactional(&cluster, "app-0_0");
+    producer.begin_transaction().unwrap();
+    send(&producer, "out", "r");
+    producer
+        .send_offsets_to_transaction([(input.clone(), 7)], &metadata)
+        .unwrap();
+    assert_eq!(
+        consumer.committed(&input).unwrap(),
+        None,
+        "not before the commit"
+    );
+    producer.commit_transaction().unwrap();
+    assert_eq!(consumer.committed(&input).unwrap(), Some(7));
+
+    // Aborted: discarded.
+    producer.begin_transaction().unwrap();
+    producer
+        .send_offsets_to_transaction([(input.clone(), 9)], &metadata)
+        .unwrap();
+    producer.abort_transaction().unwrap();
+    assert_eq!(consumer.committed(&input).unwrap(), Some(7));
+
+    // A generation the group has moved past is refused; only an abort is left.
+    producer.begin_transaction().unwrap();
+    let stale = ConsumerGroupMetadata::member(
+        "app",
+        metadata.generation_id - 1,
+        metadata.member_id.clone(),
+    );
+    let err = producer
+        .send_offsets_to_transaction([(input.clone(), 11)], &stale)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        BrokerError::IllegalGeneration {
+            group: "app".to_owned(),
+            generation: metadata.generation_id - 1,
+            current: metadata.generation_id
+        }
+    );
+    assert_eq!(
+        producer.transaction_state(),
+        Some(TransactionManagerState::AbortableError)
+    );
+    assert!(matches!(
+        producer.commit_transaction().unwrap_err(),
+        BrokerError::InvalidTxnState {
+            state: "ABORTABLE_ERROR",
+            ..
+        }
+    ));
+    let unknown = ConsumerGroupMetadata::member("app", metadata.generation_id, "nobody");
+    assert!(matches!(
+        producer.send_offsets_to_transaction([(input.clone(), 11)], &unknown),
+        Err(BrokerError::InvalidTxnState { .. })
+    ));
+    producer.abort_transaction().unwrap();
+    producer.begin_transaction().unwrap();
+    assert_eq!(
+        producer
+            .send_offsets_to_transaction([(input.clone(), 11)], &unknown)
+            .unwrap_err(),
+        BrokerError::UnknownMemberId {
+            group: "app".to_owned(),
+            member: "nobody".to_owned()
+        }
+    );
+    producer.abort_transaction().unwrap();
+    // Group id only (generation -1): not checked.
+    producer.begin_transaction().unwrap();
+    producer
+        .send_offsets_to_transaction([(input.clone(), 12)], &ConsumerGroupMetadata::new("app"))
+        .unwrap();
+    producer.commit_transaction().unwrap();
+    assert_eq!(consumer.committed(&input).unwrap(), Some(12));
+}
+
+#[test]
+fn a_follower_that_becomes_leader_knows_the_open_transaction() {
+    let cluster = Cluster::builder().brokers(3).build();
+    cluster
+        .admin()
+        .create_topic(NewTopic::new("t", 1).replication_factor(3))
+        .unwrap();
+    let tp = TopicPartition::new("t", 0);
+    let producer = transactional(&cluster, "tx");
+    transaction(&producer, "t", "a", 2, true);
+    producer.begin_transaction().unwrap();
+    send(&producer, "t", "open");
+    cluster.replicate();
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 3);
+
+    let leader = cluster.partition_state(&tp).unwrap().leader.unwrap();
+    cluster.stop_broker(leader).unwrap();
+    let state = cluster.partition_state(&tp).unwrap();
+    assert_ne!(state.leader, Some(leader));
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!((info.high_watermark, info.last_stable_offset), (4, 3));
+    assert_eq!(read(&cluster, &tp, IsolationLevel::ReadCommitted).len(), 2);
+
+    // The marker goes to the new leader; the transaction commits there.
+    producer.commit_transaction().unwrap();
+    cluster.replicate();
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!((info.high_watermark, info.last_stable_offset), (5, 5));
+    let committed = read(&cluster, &tp, IsolationLevel::ReadCommitted);
+    assert_eq!(committed.last(), Some(&(3, "open".to_owned())));
+    assert_eq!(committed.len(), 3);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A transaction of this many records, committed or not.
+    Transaction(u8, bool),
+    /// Non-transactional records on partition 1.
+    Plain(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0u8..6, any::<bool>()).prop_map(|(n, c)| Op::Transaction(n, c)),
+        1 => (1u8..4).prop_map(Op::Plain),
+    ]
+}
+
+proptest! {
+    /// For any sequence of committed and aborted transactions (and plain
+    /// writes to another partition), a read_committed consumer gets
+    /// exactly the committed transactions' records in offset order, a
+    /// read_uncommitted one every data record, and the high watermark is
+    /// the data records plus one marker per non-empty transaction.
+    #[test]
+    fn read_committed_gets_exactly_the_committed_records(ops in proptest::collection::vec(op(), 1..25)) {
+        let cluster = cluster_with("t", 2);
+        let tp0 = TopicPartition::new("t", 0);
+        let tp1 = TopicPartition::new("t", 1);
+        let producer = transactional(&cluster, "tx");
+        let plain = cluster.producer();
+        let mut committed = Vec::new();
+        let (mut data, mut marker_count, mut plain_count) = (0_i64, 0_i64, 0_i64);
+        for (t, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Transaction(n, commit) => {
+                    producer.begin_transaction().unwrap();
+                    for i in 0..n {
+                        let value = format!("t{t}-{i}");
+                        let offset = send(&producer, "t", &value);
+                        prop_assert_eq!(offset, data + marker_count);
+                        if commit {
+                            committed.push((offset, value));
+                        }
+                        data += 1;
+                    }
+                    if commit {
+                        producer.commit_transaction().unwrap();
+                    } else {
+                        producer.abort_transaction().unwrap();
+                    }
+                    marker_count += i64::from(n > 0);
+                }
+                Op::Plain(n) => {
+                    for i in 0..n {
+                        plain
+                            .send(ProducerRecord::new("t", "p", format!("p{i}")).partition(1))
+                            .unwrap();
+                        plain_count += 1;
+                    }
+                }
+            }
+        }
+        let info = cluster.log_info(&tp0).unwrap();
+        prop_assert_eq!(info.high_watermark, data + marker_count);
+        prop_assert_eq!(info.last_stable_offset, info.high_watermark);
+        prop_assert_eq!(read(&cluster, &tp0, IsolationLevel::ReadCommitted), committed);
+        prop_assert_eq!(read(&cluster, &tp0, IsolationLevel::ReadUncommitted).len() as i64, data);
+        prop_assert_eq!(read(&cluster, &tp1, IsolationLevel::ReadCommitted).len() as i64, plain_count);
+        prop_assert_eq!(cluster.log_info(&tp1).unwrap().high_watermark, plain_count);
+    }
+}
