@@ -17,6 +17,7 @@ mod properties;
 mod readme_example;
 mod readme_stateful;
 mod record_cache;
+mod regressions;
 mod repartition_required;
 mod stream_joins;
 mod support;
