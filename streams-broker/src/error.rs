@@ -354,30 +354,6 @@ pub enum BrokerError {
         /// Partitions whose marker is not written yet.
         pending: usize,
     },
-    /// A transactional offset commit with a generation that is not the
-    /// group's (`ILLEGAL_GENERATION`): the member was rebalanced out.
-    #[error(
-        "transactional offset commit to group {group} with generation {generation} refused: the group is at generation {current}; abort the transaction and rejoin the group"
-    )]
-    IllegalGeneration {
-        /// The group.
-        group: String,
-        /// The generation the producer sent.
-        generation: i32,
-        /// The group's generation.
-        current: i32,
-    },
-    /// A transactional offset commit from a member the group does not have
-    /// (`UNKNOWN_MEMBER_ID`).
-    #[error(
-        "transactional offset commit to group {group} refused: member {member} is not in the group; abort the transaction and rejoin the group"
-    )]
-    UnknownMemberId {
-        /// The group.
-        group: String,
-        /// The member id sent.
-        member: String,
-    },
     /// A stored batch failed its checks.
     #[error("partition {topic}-{partition}: {source}")]
     CorruptRecord {
@@ -387,5 +363,33 @@ pub enum BrokerError {
         partition: i32,
         /// What is wrong with the batch.
         source: CorruptRecordError,
+    },
+    /// The member is not in the group (`UNKNOWN_MEMBER_ID`): it left, or
+    /// the group removed it when its session timed out or it did not poll
+    /// within `max.poll.interval.ms`, or it has not joined yet.
+    #[error(
+        "{} is not a member of group {group} (UNKNOWN_MEMBER_ID): it left, was removed after its session timed out or it did not poll within max.poll.interval.ms, or has not joined; poll to join the group again",
+        if member.is_empty() { "this consumer".to_owned() } else { format!("member {member}") }
+    )]
+    UnknownMemberId {
+        /// The group.
+        group: String,
+        /// The member id sent (empty: none).
+        member: String,
+    },
+    /// A request of an older generation (`ILLEGAL_GENERATION`): the group
+    /// rebalanced since the member's assignment.
+    #[error(
+        "member {member} of group {group} sent generation {generation} but the group is at generation {current} (ILLEGAL_GENERATION): its partitions were reassigned by a rebalance; poll to rejoin"
+    )]
+    IllegalGeneration {
+        /// The group.
+        group: String,
+        /// The member.
+        member: String,
+        /// The generation the member sent.
+        generation: i32,
+        /// The group's generation.
+        current: i32,
     },
 }

@@ -68,7 +68,7 @@ pub use clients::{
     ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, PendingSend, Producer, ProducerConfig,
     ProducerRecord, RecordMetadata,
 };
-pub use clients::{ConsumerGroupMetadata, IsolationLevel, TransactionManagerState};
+pub use clients::{IsolationLevel, TransactionManagerState};
 pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};
 pub use error::{BrokerError, Result};
 pub use inspect::{LogDump, LogInfo, SegmentInfo};

@@ -37,6 +37,7 @@ use crate::error::{BrokerError, Result};
 use crate::topic_partition::TopicPartition;
 
 use super::isolation::{AbortedBatches, IsolationLevel};
+use streams_clients::GroupMetadata;
 
 /// `auto.offset.reset`: where a consumer starts without a committed
 /// offset, and where it goes when its position is out of range.
@@ -208,16 +209,15 @@ impl Consumer {
         self.member_id.as_deref()
     }
 
-    /// The group, generation and member id a transactional producer sends
-    /// with the offsets (Kafka's `groupMetadata()`), or `None` without a
-    /// `group.id`.
-    pub fn group_metadata(&self) -> Option<super::ConsumerGroupMetadata> {
-        let group = self.config.group_id.clone()?;
-        Some(match &self.member_id {
-            Some(member) => {
-                super::ConsumerGroupMetadata::member(group, self.generation, member.clone())
-            }
-            None => super::ConsumerGroupMetadata::new(group),
+    /// The member's group identity (group, generation, member id) while it
+    /// holds an assignment (Kafka's `groupMetadata()`).
+    pub fn group_metadata(&self) -> Option<GroupMetadata> {
+        let group_id = self.config.group_id.clone()?;
+        let member_id = self.member_id.clone()?;
+        Some(GroupMetadata {
+            group_id,
+            generation: self.generation,
+            member_id,
         })
     }
 

@@ -15,4 +15,4 @@ pub use admin::{Admin, AlterConfigOp, ConfigEntry, ListedOffset, NewTopic, Offse
 pub use consumer::{AutoOffsetReset, Consumer, ConsumerConfig, ConsumerRecord};
 pub use isolation::IsolationLevel;
 pub use producer::{Acks, PendingSend, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
-pub use transactional::{ConsumerGroupMetadata, TransactionManagerState};
+pub use transactional::TransactionManagerState;

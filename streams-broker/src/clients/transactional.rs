@@ -44,49 +44,7 @@ use crate::error::{BrokerError, Result};
 use crate::log::LogAppendInfo;
 use crate::record::RecordBatchBuilder;
 use crate::topic_partition::TopicPartition;
-
-/// A consumer's group membership as a transactional offset commit sends it
-/// (Kafka's `ConsumerGroupMetadata`): the coordinator checks the member and
-/// the generation, so that a member rebalanced out cannot commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumerGroupMetadata {
-    /// `group.id`.
-    pub group_id: String,
-    /// The generation, -1 when unknown (then it is not checked).
-    pub generation_id: i32,
-    /// The member id, empty when unknown (then it is not checked).
-    pub member_id: String,
-    /// `group.instance.id`, for static members.
-    pub group_instance_id: Option<String>,
-}
-
-impl ConsumerGroupMetadata {
-    /// Only the group (generation -1, no member): the offsets are not
-    /// checked against the group's membership.
-    pub fn new(group_id: impl Into<String>) -> Self {
-        Self {
-            group_id: group_id.into(),
-            generation_id: -1,
-            member_id: String::new(),
-            group_instance_id: None,
-        }
-    }
-
-    /// The group with a member and its generation, as
-    /// `KafkaConsumer.groupMetadata()` gives them.
-    pub fn member(
-        group_id: impl Into<String>,
-        generation_id: i32,
-        member_id: impl Into<String>,
-    ) -> Self {
-        Self {
-            group_id: group_id.into(),
-            generation_id,
-            member_id: member_id.into(),
-            group_instance_id: None,
-        }
-    }
-}
+use streams_clients::GroupMetadata;
 
 /// The transactional producer's state (Kafka's `TransactionManager.State`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -319,7 +277,10 @@ impl Producer {
     /// `sendOffsetsToTransaction`: the consumer positions (the offset of the
     /// next record to read, per partition) become the group's committed
     /// offsets when the transaction commits, and are discarded when it
-    /// aborts.
+    /// aborts. The member and generation of `group_metadata` (a consumer's
+    /// [`group_metadata`](crate::Consumer::group_metadata)) are checked
+    /// against the group, unless the member id is empty and the generation
+    /// -1 (offsets from outside the group's membership).
     ///
     /// # Errors
     /// [`BrokerError::InvalidTxnState`] outside a transaction,
@@ -330,7 +291,7 @@ impl Producer {
     pub fn send_offsets_to_transaction(
         &self,
         offsets: impl IntoIterator<Item = (TopicPartition, i64)>,
-        group_metadata: &ConsumerGroupMetadata,
+        group_metadata: &GroupMetadata,
     ) -> Result<()> {
         let offsets: BTreeMap<TopicPartition, i64> = offsets.into_iter().collect();
         let mut state = self.cluster.state();
@@ -344,7 +305,7 @@ impl Producer {
             manager.producer_id,
             manager.epoch,
             &group_metadata.group_id,
-            group_metadata.generation_id,
+            group_metadata.generation,
             &group_metadata.member_id,
             offsets,
         );

@@ -242,6 +242,7 @@ impl State {
             if generation_id != current {
                 return Err(BrokerError::IllegalGeneration {
                     group: group_id.to_owned(),
+                    member: member_id.to_owned(),
                     generation: generation_id,
                     current,
                 });

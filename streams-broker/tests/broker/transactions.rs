@@ -7,10 +7,11 @@
 use proptest::prelude::*;
 use streams_broker::record::ControlRecordType;
 use streams_broker::{
-    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, ConsumerGroupMetadata, IsolationLevel,
-    NewTopic, Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionConfig,
-    TransactionManagerState, TransactionState,
+    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, IsolationLevel, NewTopic, Producer,
+    ProducerConfig, ProducerRecord, TopicPartition, TransactionConfig, TransactionManagerState,
+    TransactionState,
 };
+use streams_clients::GroupMetadata;
 
 fn cluster_with(topic: &str, partitions: i32) -> Cluster {
     let cluster = Cluster::new();
@@ -417,7 +418,7 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_after_it_commits() {
     consumer.subscribe(["in"]).unwrap();
     consumer.poll().unwrap();
     let metadata = consumer.group_metadata().unwrap();
-    assert!(metadata.generation_id >= 1 && !metadata.member_id.is_empty());
+    assert!(metadata.generation >= 1 && !metadata.member_id.is_empty());
 
     let producer = transactional(&cluster, "app-0_0");
     producer.begin_transaction().unwrap();
@@ -443,11 +444,10 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_after_it_commits() {
 
     // A generation the group has moved past is refused; only an abort is left.
     producer.begin_transaction().unwrap();
-    let stale = ConsumerGroupMetadata::member(
-        "app",
-        metadata.generation_id - 1,
-        metadata.member_id.clone(),
-    );
+    let stale = GroupMetadata {
+        generation: metadata.generation - 1,
+        ..metadata.clone()
+    };
     let err = producer
         .send_offsets_to_transaction([(input.clone(), 11)], &stale)
         .unwrap_err();
@@ -455,8 +455,9 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_after_it_commits() {
         err,
         BrokerError::IllegalGeneration {
             group: "app".to_owned(),
-            generation: metadata.generation_id - 1,
-            current: metadata.generation_id
+            member: metadata.member_id.clone(),
+            generation: metadata.generation - 1,
+            current: metadata.generation
         }
     );
     assert_eq!(
@@ -470,7 +471,10 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_after_it_commits() {
             ..
         }
     ));
-    let unknown = ConsumerGroupMetadata::member("app", metadata.generation_id, "nobody");
+    let unknown = GroupMetadata {
+        member_id: "nobody".to_owned(),
+        ..metadata.clone()
+    };
     assert!(matches!(
         producer.send_offsets_to_transaction([(input.clone(), 11)], &unknown),
         Err(BrokerError::InvalidTxnState { .. })
@@ -490,7 +494,14 @@ fn offsets_sent_to_a_transaction_are_the_groups_only_after_it_commits() {
     // Group id only (generation -1): not checked.
     producer.begin_transaction().unwrap();
     producer
-        .send_offsets_to_transaction([(input.clone(), 12)], &ConsumerGroupMetadata::new("app"))
+        .send_offsets_to_transaction(
+            [(input.clone(), 12)],
+            &GroupMetadata {
+                group_id: "app".to_owned(),
+                generation: -1,
+                member_id: String::new(),
+            },
+        )
         .unwrap();
     producer.commit_transaction().unwrap();
     assert_eq!(consumer.committed(&input).unwrap(), Some(12));
