@@ -3,7 +3,8 @@
 //! updates to a key come out once, at the end of that record, with the
 //! latest value, its timestamp and the headers of the record that wrote
 //! it; the changelog gets one record too. Without the cache (per store or
-//! for all) every update comes out.
+//! for all) every update comes out. The driver's side of it, a commit
+//! after every input record, is on the `streams_test::semantics` page.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,8 @@
 //! What the driver promises, each promise with a doc test that fails if it
 //! stops being true. The integration tests (`tests/driver.rs`,
-//! `tests/topics.rs`, `tests/properties.rs`) cite this page.
+//! `tests/topics.rs`, `tests/properties.rs`, `tests/record_cache.rs`) cite
+//! this page: a semantic a test relies on is written here, not in a file
+//! outside the repository.
 //!
 //! # Clocks
 //! The driver has two clocks, and a test moves both. *Stream time* is the
@@ -97,3 +99,97 @@
 //! is due `i` after the wall clock when it was made, and fires as
 //! `advance_wall_clock_time` passes it. `tests/properties.rs` checks the
 //! stream-time rule against a model of it on random timestamps.
+//!
+//! # Pipes that fail
+//! Piping to a topic that no source (and no global table) reads fails with
+//! [`StreamsError::UnknownTopic`](streams_core::StreamsError::UnknownTopic),
+//! naming the topics that exist; a negative timestamp fails with
+//! [`StreamsError::NegativeTimestamp`](streams_core::StreamsError::NegativeTimestamp).
+//! Neither record is processed, and the driver stays usable.
+//!
+//! ```
+//! use streams_core::StreamsError;
+//! use streams_test::{TestRecord, example};
+//!
+//! let driver = example(|builder| builder.stream::<String, String>("in").to("out"));
+//! let err = driver.input::<String, String>("typo").try_pipe_record(TestRecord::key_value("k", "v"));
+//! assert!(matches!(err, Err(StreamsError::UnknownTopic { topic, known }) if topic == "typo" && known == ["in"]));
+//! let input = driver.input::<String, String>("in");
+//! let err = input.try_pipe_record(TestRecord::key_value("k", "v").at(-1));
+//! assert!(matches!(err, Err(StreamsError::NegativeTimestamp { timestamp: -1, .. })));
+//! input.pipe_key_value("k", "v");
+//! assert_eq!(driver.output::<String, String>("out").read_values_to_list(), [Some("v".to_owned())]);
+//! ```
+//!
+//! # Reading output
+//! A topic the topology never wrote and a topic whose records were all
+//! read look alike to every read but the failing ones: the `try_` reads
+//! give `None`, list reads an empty list, map reads an empty map. The
+//! failing reads (`read_value`, ...) panic with `uninitialized topic: x`
+//! for the first and `empty topic: x` for the second. A record piped into
+//! a topic is not itself readable on that topic: only what the topology
+//! writes is. `read_key_values_to_map` keeps the last value per key, a
+//! tombstone keeping its key with `None`; `read_table` drops the key.
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use std::panic::{AssertUnwindSafe, catch_unwind};
+//! use streams_test::example;
+//!
+//! let driver = example(|builder| builder.stream::<String, i64>("in").to("out"));
+//! let input = driver.input::<String, i64>("in");
+//! let (out, nowhere) = (driver.output::<String, i64>("out"), driver.output::<String, i64>("nowhere"));
+//! assert_eq!((nowhere.try_read_value(), nowhere.read_values_to_list()), (None, vec![]));
+//! let panic = catch_unwind(AssertUnwindSafe(|| nowhere.read_value())).unwrap_err();
+//! assert!(panic.downcast_ref::<String>().is_some_and(|m| m.starts_with("uninitialized topic: nowhere")));
+//! for (k, v) in [("a", Some(1)), ("b", Some(2)), ("a", Some(3)), ("b", None)] {
+//!     input.pipe_record(streams_test::TestRecord::new(Some(k.to_owned()), v));
+//! }
+//! assert!(driver.output::<String, i64>("in").is_empty());
+//! let map = HashMap::from([("a".to_owned(), Some(3)), ("b".to_owned(), None)]);
+//! assert_eq!(out.read_key_values_to_map(), map);
+//! let panic = catch_unwind(AssertUnwindSafe(|| out.read_value())).unwrap_err();
+//! assert!(panic.downcast_ref::<String>().is_some_and(|m| m.starts_with("empty topic: out")));
+//! input.pipe_key_value("a", 1);
+//! input.pipe_tombstone("a");
+//! input.pipe_key_value("c", 4);
+//! assert_eq!(out.read_table(), HashMap::from([("c".to_owned(), 4)]));
+//! ```
+//!
+//! # The record cache, and commits
+//! After each input record (and after each wall-clock advance) the driver
+//! commits, as Kafka's driver does: the record caches in front of the
+//! DSL's table and aggregation stores flush then. So a store gives at
+//! most one update per key and input record, however often the record
+//! changed it; with the cache off (`Materialized::with_caching_disabled`
+//! for one store, `statestore.cache.max.bytes = 0` for all), every update
+//! comes out.
+//!
+//! ```
+//! use streams_core::serde::{I64Serde, StringSerde};
+//! use streams_core::{Produced, StreamsConfig};
+//! use streams_test::{KeyValue, example_with_config};
+//!
+//! // Words per user: one input line updates the user's count once per word.
+//! let counts = |config: StreamsConfig| {
+//!     let driver = example_with_config(config, |builder| {
+//!         builder
+//!             .stream::<String, String>("lines")
+//!             .flat_map_values(|line: &String| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+//!             .group_by_key()
+//!             .count()
+//!             .to_stream()
+//!             .to_with("counts", Produced::with(StringSerde, I64Serde));
+//!     });
+//!     let lines = driver.input::<String, String>("lines");
+//!     lines.pipe_key_value("ann", "a b a");
+//!     lines.pipe_key_value("bob", "c");
+//!     driver.output::<String, i64>("counts").read_key_values_to_list()
+//! };
+//! assert_eq!(counts(StreamsConfig::default()), [KeyValue::pair("ann", 3), KeyValue::pair("bob", 1)]);
+//! let uncached = StreamsConfig::default().with_property("statestore.cache.max.bytes", "0");
+//! assert_eq!(
+//!     counts(uncached),
+//!     [KeyValue::pair("ann", 1), KeyValue::pair("ann", 2), KeyValue::pair("ann", 3), KeyValue::pair("bob", 1)]
+//! );
+//! ```

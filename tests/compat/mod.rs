@@ -136,14 +136,13 @@ pub(crate) struct KnownGap {
 
 /// What cannot pass yet. Each entry must still differ: a gap that starts
 /// passing fails the suite until it is removed from this list. An entry
-/// for a field that is not compared yet (`describe`, while
-/// `Topology::describe()` does not exist) is shown as "not compared yet".
+/// for a field the scenario did not record is shown as "not compared yet".
 /// Keep `compat/README.md` ("Rust side") in step.
 ///
-/// The missing `describe` itself is not listed per scenario: no scenario
-/// returns one (see [`describe_of`]); the harness reports that as one gap
-/// covering every scenario, and checks the node names instead
-/// ([`Field::NodeNames`]).
+/// A gap in the node names covers the scenario's `describe` too (see
+/// [`KnownGap::covers`]); every scenario that starts its driver through
+/// [`Recorder::start`] records its `describe` (see [`describe_of`]), and
+/// the harness reports any that did not as one line.
 pub(crate) const KNOWN_GAPS: &[KnownGap] = &[
     KnownGap {
         scenario: "null_keys_and_values",
@@ -200,13 +199,10 @@ pub(crate) const ADAPTED: &[(&str, &str)] = &[
     ),
 ];
 
-/// `Topology::describe()` as text, once our library has it.
-///
-/// It does not exist yet (another issue), so no scenario has a `describe`
-/// to compare. When it lands, return
-/// `Some(topology.describe().to_string())` here: every scenario records
-/// it through [`Recorder::start`] and the harness compares it with the
-/// golden's byte for byte.
+/// `Topology::describe()` as text: every scenario records it through
+/// [`Recorder::start`], and the harness compares it with the golden's
+/// byte for byte (where a scenario records none, it compares the node
+/// names of the golden's `describe` instead, [`Field::NodeNames`]).
 fn describe_of(topology: &Topology) -> Option<String> {
     Some(topology.describe().to_string())
 }
@@ -1041,7 +1037,7 @@ fn every_scenario_matches_its_golden_file() {
     if describe_missing > 0 {
         let _ = writeln!(
             report,
-            "  - describe: not compared in {describe_missing} scenario(s): our Topology has no describe() yet"
+            "  - describe: not compared in {describe_missing} scenario(s): they did not start their driver through Recorder::start"
         );
     }
     for gap in KNOWN_GAPS.iter().filter(|g| selected(g.scenario)) {
