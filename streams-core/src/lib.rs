@@ -44,6 +44,7 @@ pub mod serde;
 pub mod state;
 pub mod time;
 pub mod topology;
+pub mod runtime;
 
 pub use config::{DeserializationHandling, StreamsConfig};
 pub use dsl::{

@@ -26,6 +26,7 @@ const LAYERS: &[&str] = &[
     "topology",
     "engine",
     "dsl",
+    "runtime",
 ];
 
 /// `(file, imported module)` pairs allowed to go up, each with a reason.
