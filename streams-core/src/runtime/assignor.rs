@@ -42,6 +42,8 @@
 //! above its share by threads (see [`StickyTaskAssignor::assign`]).
 //!
 //! ```
+//! use std::collections::BTreeSet;
+//!
 //! use streams_core::runtime::assignor::{
 //!     KafkaStreamsState, StickyTaskAssignor, StreamThreadState, TaskInfo,
 //! };
@@ -54,23 +56,26 @@
 //!     TaskInfo::stateful(TaskId::new(1, 0)),
 //!     TaskInfo::stateful(TaskId::new(1, 1)),
 //! ];
-//! // Instance "a" ran everything; "b" joins.
+//! // "a" ran every task; "b" kept standbys of the stateful ones.
 //! let a = KafkaStreamsState::new("a", 1).with_previous_active_tasks(tasks.iter().map(|t| t.id()));
-//! let b = KafkaStreamsState::new("b", 1);
+//! let b = KafkaStreamsState::new("b", 1)
+//!     .with_previous_standby_tasks([TaskId::new(1, 0), TaskId::new(1, 1)]);
 //! let assignment = StickyTaskAssignor::new(1).assign(&tasks, &[a, b])?;
 //!
-//! let a = assignment.client("a").unwrap();
-//! let b = assignment.client("b").unwrap();
-//! assert_eq!(a.active_tasks().iter().map(|t| t.to_string()).collect::<Vec<_>>(), ["0_0", "0_1"]);
-//! assert_eq!(b.active_tasks().iter().map(|t| t.to_string()).collect::<Vec<_>>(), ["1_0", "1_1"]);
-//! // Each stateful task has one standby, on the instance without its active copy.
-//! assert_eq!(a.standby_tasks().iter().map(|t| t.to_string()).collect::<Vec<_>>(), ["1_0", "1_1"]);
+//! // Two tasks each: "a" keeps two of its own, the stateful tasks move to
+//! // "b", whose stores are warm, and "a" keeps their standbys.
+//! let shown = |s: &BTreeSet<TaskId>| s.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+//! let (a, b) = (assignment.client("a").unwrap(), assignment.client("b").unwrap());
+//! assert_eq!(shown(a.active_tasks()), ["0_0", "0_1"]);
+//! assert_eq!(shown(b.active_tasks()), ["1_0", "1_1"]);
+//! assert_eq!(shown(a.standby_tasks()), ["1_0", "1_1"]);
 //! assert!(b.standby_tasks().is_empty());
 //!
-//! // "b" runs two threads; each gets one active task.
-//! let threads = b.assign_tasks_to_threads(&[StreamThreadState::new("t1"), StreamThreadState::new("t2")])?;
-//! assert_eq!(threads["t1"].active_tasks().iter().copied().collect::<Vec<_>>(), [TaskId::new(1, 0)]);
-//! assert_eq!(threads["t2"].active_tasks().iter().copied().collect::<Vec<_>>(), [TaskId::new(1, 1)]);
+//! // "b" runs two stream threads: one task each.
+//! let threads = [StreamThreadState::new("t1"), StreamThreadState::new("t2")];
+//! let per_thread = b.assign_tasks_to_threads(&threads)?;
+//! assert_eq!(shown(per_thread["t1"].active_tasks()), ["1_0"]);
+//! assert_eq!(shown(per_thread["t2"].active_tasks()), ["1_1"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -1895,7 +1900,7 @@ mod tests {
     }
 
     #[test]
-    fn the_doc_scenario_hands_the_stateful_tasks_to_the_joining_client() {
+    fn a_restarted_client_with_warm_standbys_takes_the_stateful_tasks() {
         let tasks = [
             TaskInfo::stateless(t(0, 0)),
             TaskInfo::stateless(t(0, 1)),
@@ -1904,12 +1909,14 @@ mod tests {
         ];
         let a = KafkaStreamsState::new("a", 1)
             .with_previous_active_tasks(tasks.iter().map(TaskInfo::id));
-        let b = KafkaStreamsState::new("b", 1);
-        let out = assign(1, &tasks, &[b, a]);
+        let b = KafkaStreamsState::new("b", 1).with_previous_standby_tasks([t(1, 0), t(1, 1)]);
+        let out = assign(1, &tasks, &[b.clone(), a.clone()]);
         assert_eq!(out.active_owner(t(0, 0)), Some("a"));
+        assert_eq!(out.active_owner(t(1, 0)), Some("b"));
         assert_eq!(out.active_owner(t(1, 1)), Some("b"));
         assert_eq!(out.standby_owners(t(1, 1)), ["a"]);
         assert_eq!(out.standby_owners(t(0, 0)), Vec::<&str>::new());
+        assert_eq!(out, assign(1, &tasks, &[a, b]));
     }
 
     // Bad input.
@@ -2170,58 +2177,138 @@ mod tests {
             })
     }
 
+    fn assign_input(input: &Input) -> TaskAssignment {
+        StickyTaskAssignor::new(input.standbys)
+            .assign(&input.tasks, &input.clients)
+            .unwrap()
+    }
+
+    fn check_valid(input: &Input) -> Result<(), TestCaseError> {
+        let a = assign_input(input);
+        assert_valid(&input.tasks, &input.clients, input.standbys, &a).map_err(TestCaseError::fail)
+    }
+
+    fn check_order_independent(input: &Input) -> Result<(), TestCaseError> {
+        let mut reversed = input.clone();
+        reversed.tasks.reverse();
+        reversed.clients.reverse();
+        prop_assert_eq!(assign_input(&reversed), assign_input(input));
+        Ok(())
+    }
+
+    fn check_spread(input: &Input) -> Result<(), TestCaseError> {
+        let threads: u32 = input
+            .clients
+            .iter()
+            .map(KafkaStreamsState::num_processing_threads)
+            .sum();
+        if input.tasks.len() >= threads as usize {
+            let (min, max) = spread(&assign_input(input));
+            prop_assert!(max - min <= 1, "active counts {}..{}", min, max);
+        }
+        Ok(())
+    }
+
+    fn check_kept(input: &Input) -> Result<(), TestCaseError> {
+        let a = assign_input(input);
+        let known: BTreeSet<TaskId> = input.tasks.iter().map(TaskInfo::id).collect();
+        let threads: u64 = input
+            .clients
+            .iter()
+            .map(|c| u64::from(c.num_processing_threads()))
+            .sum();
+        let per_thread = known.len() as u64 / threads;
+        // A task claimed twice counts for the client that sorts last.
+        let mut sorted: Vec<&KafkaStreamsState> = input.clients.iter().collect();
+        sorted.sort_by_key(|c| c.process_id());
+        let mut claims: BTreeMap<TaskId, &str> = BTreeMap::new();
+        for c in &sorted {
+            for task in c.previous_active_tasks().intersection(&known) {
+                claims.insert(*task, c.process_id());
+            }
+        }
+        for c in &sorted {
+            let own: BTreeSet<TaskId> = claims
+                .iter()
+                .filter(|(_, owner)| **owner == c.process_id())
+                .map(|(task, _)| *task)
+                .collect();
+            let now = a.client(c.process_id()).unwrap().active_tasks();
+            let kept = now.intersection(&own).count() as u64;
+            let quota = u64::from(c.num_processing_threads()) * per_thread;
+            prop_assert!(
+                kept >= quota.min(own.len() as u64),
+                "{} kept {} of {:?} (quota {})",
+                c.process_id(),
+                kept,
+                own,
+                quota
+            );
+        }
+        Ok(())
+    }
+
+    fn check_threads(
+        input: &Input,
+        thread_count: usize,
+        history: &[usize],
+    ) -> Result<(), TestCaseError> {
+        for c in assign_input(input).clients().values() {
+            let mut threads: Vec<StreamThreadState> = (0..thread_count)
+                .map(|i| StreamThreadState::new(format!("t{i}")))
+                .collect();
+            for (task, &who) in input.tasks.iter().zip(history) {
+                if let Some(th) = threads.get_mut(who) {
+                    *th = th.clone().with_previous_tasks([task.id()]);
+                }
+            }
+            let split = c.assign_tasks_to_threads(&threads).unwrap();
+            prop_assert_eq!(split.len(), thread_count);
+            let mut active = BTreeSet::new();
+            let mut standby = BTreeSet::new();
+            for th in split.values() {
+                for task in th.active_tasks() {
+                    prop_assert!(active.insert(*task), "{} on two threads", task);
+                }
+                for task in th.standby_tasks() {
+                    prop_assert!(standby.insert(*task), "{} on two threads", task);
+                }
+            }
+            prop_assert_eq!(&active, c.active_tasks());
+            prop_assert_eq!(&standby, c.standby_tasks());
+            let loads: Vec<usize> = split
+                .values()
+                .map(|th| th.active_tasks().len() + th.standby_tasks().len())
+                .collect();
+            let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+            prop_assert!(max - min <= 1, "thread loads {:?}", loads);
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
         #[test]
         fn every_assignment_is_valid_and_balanced(input in input(false)) {
-            let a = StickyTaskAssignor::new(input.standbys).assign(&input.tasks, &input.clients).unwrap();
-            if let Err(broken) = assert_valid(&input.tasks, &input.clients, input.standbys, &a) {
-                return Err(TestCaseError::fail(broken));
-            }
+            check_valid(&input)?;
         }
 
         #[test]
         fn the_result_does_not_depend_on_input_order(input in input(false)) {
-            let assignor = StickyTaskAssignor::new(input.standbys);
-            let a = assignor.assign(&input.tasks, &input.clients).unwrap();
-            let mut tasks = input.tasks.clone();
-            tasks.reverse();
-            let mut clients = input.clients.clone();
-            clients.reverse();
-            prop_assert_eq!(assignor.assign(&tasks, &clients).unwrap(), a);
+            check_order_independent(&input)?;
         }
 
+        /// With equal thread counts and at least one task per thread,
+        /// active counts differ by at most one.
         #[test]
-        fn with_equal_threads_and_a_task_per_thread_active_counts_differ_by_at_most_one(input in input(true)) {
-            let threads: u32 = input.clients.iter().map(KafkaStreamsState::num_processing_threads).sum();
-            prop_assume!(input.tasks.len() >= threads as usize);
-            let a = StickyTaskAssignor::new(input.standbys).assign(&input.tasks, &input.clients).unwrap();
-            let (min, max) = spread(&a);
-            prop_assert!(max - min <= 1, "{}..{}", min, max);
+        fn with_equal_threads_active_counts_differ_by_at_most_one(input in input(true)) {
+            check_spread(&input)?;
         }
 
         #[test]
         fn each_client_keeps_its_previous_tasks_up_to_its_quota(input in input(false)) {
-            let a = StickyTaskAssignor::new(input.standbys).assign(&input.tasks, &input.clients).unwrap();
-            let known: BTreeSet<TaskId> = input.tasks.iter().map(TaskInfo::id).collect();
-            let threads: u64 = input.clients.iter().map(|c| u64::from(c.num_processing_threads())).sum();
-            let per_thread = known.len() as u64 / threads;
-            // A claim counts for the client that sorts last, as in Kafka.
-            let mut claims: BTreeMap<TaskId, &str> = BTreeMap::new();
-            let mut sorted: Vec<&KafkaStreamsState> = input.clients.iter().collect();
-            sorted.sort_by_key(|c| c.process_id());
-            for c in &sorted {
-                for task in c.previous_active_tasks().intersection(&known) {
-                    claims.insert(*task, c.process_id());
-                }
-            }
-            for c in &sorted {
-                let own: BTreeSet<TaskId> = claims.iter().filter(|(_, o)| **o == c.process_id()).map(|(t, _)| *t).collect();
-                let kept = a.client(c.process_id()).unwrap().active_tasks().intersection(&own).count() as u64;
-                let quota = u64::from(c.num_processing_threads()) * per_thread;
-                prop_assert!(kept >= quota.min(own.len() as u64), "{} kept {} of {:?}", c.process_id(), kept, own);
-            }
+            check_kept(&input)?;
         }
 
         #[test]
@@ -2230,33 +2317,7 @@ mod tests {
             thread_count in 1..=4_usize,
             history in prop::collection::vec(0..5_usize, 0..40),
         ) {
-            let a = StickyTaskAssignor::new(input.standbys).assign(&input.tasks, &input.clients).unwrap();
-            for c in a.clients().values() {
-                let mut threads: Vec<StreamThreadState> =
-                    (0..thread_count).map(|i| StreamThreadState::new(format!("t{i}"))).collect();
-                for (task, &who) in input.tasks.iter().zip(&history) {
-                    if let Some(th) = threads.get_mut(who) {
-                        *th = th.clone().with_previous_tasks([task.id()]);
-                    }
-                }
-                let split = c.assign_tasks_to_threads(&threads).unwrap();
-                prop_assert_eq!(split.len(), thread_count);
-                let mut active = BTreeSet::new();
-                let mut standby = BTreeSet::new();
-                for th in split.values() {
-                    for task in th.active_tasks() {
-                        prop_assert!(active.insert(*task), "{} on two threads", task);
-                    }
-                    for task in th.standby_tasks() {
-                        prop_assert!(standby.insert(*task), "{} on two threads", task);
-                    }
-                }
-                prop_assert_eq!(&active, c.active_tasks());
-                prop_assert_eq!(&standby, c.standby_tasks());
-                let loads: Vec<usize> = split.values().map(|th| th.active_tasks().len() + th.standby_tasks().len()).collect();
-                let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
-                prop_assert!(max - min <= 1, "thread loads {:?}", loads);
-            }
+            check_threads(&input, thread_count, &history)?;
         }
     }
 }
