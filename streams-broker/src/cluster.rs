@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::cleaner::{self, CleaningResult, LogToClean, TombstoneRetention};
+use crate::clients::group::Group;
 use crate::clients::{Admin, Consumer, ConsumerConfig, Producer, ProducerConfig};
 use crate::error::{BrokerError, Result};
 use crate::inspect::{LogDump, LogInfo};
@@ -72,6 +73,10 @@ pub struct BrokerConfig {
     pub broker_session_timeout_ms: i64,
     /// How followers find where their log and the leader's diverge.
     pub replication_mode: crate::replication::ReplicationMode,
+    /// `group.initial.rebalance.delay.ms`: how long a new consumer group
+    /// waits for more members before its first generation. Default 0, as
+    /// Kafka's test clusters set it (a production broker's default is 3000).
+    pub group_initial_rebalance_delay_ms: i64,
     /// The transaction coordinator's settings.
     pub transactions: TransactionConfig,
 }
@@ -89,6 +94,7 @@ impl Default for BrokerConfig {
             replica_fetch_interval_ms: 10,
             broker_session_timeout_ms: 9_000,
             replication_mode: crate::replication::ReplicationMode::LeaderEpochs,
+            group_initial_rebalance_delay_ms: 0,
             transactions: TransactionConfig::default(),
         }
     }
@@ -174,6 +180,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// `group.initial.rebalance.delay.ms`.
+    #[must_use]
+    pub fn group_initial_rebalance_delay_ms(mut self, ms: i64) -> Self {
+        self.config.group_initial_rebalance_delay_ms = ms.max(0);
+        self
+    }
+
     /// The transaction coordinator's settings (`transaction.max.timeout.ms`,
     /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`).
     #[must_use]
@@ -193,15 +206,6 @@ pub(crate) struct Topic {
     pub(crate) overrides: BTreeMap<String, String>,
     pub(crate) config: LogConfig,
     pub(crate) partitions: Vec<Partition>,
-}
-
-/// A consumer group's members, assignment and committed offsets.
-#[derive(Debug, Default)]
-pub(crate) struct Group {
-    pub(crate) generation: i32,
-    pub(crate) members: BTreeMap<String, Vec<String>>,
-    pub(crate) assignment: BTreeMap<String, Vec<TopicPartition>>,
-    pub(crate) offsets: BTreeMap<TopicPartition, i64>,
 }
 
 #[derive(Debug)]
@@ -330,9 +334,10 @@ impl Cluster {
                 .log_cleaner_enable
                 .then_some(state.next_cleaner_ms)
                 .filter(|t| *t <= target);
+            let groups = state.next_group_deadline().filter(|t| *t <= target);
             let transactions =
                 Some(state.transactions.next_abort_check_ms).filter(|t| *t <= target);
-            let next = [replication, retention, cleaner, transactions]
+            let next = [replication, retention, cleaner, groups, transactions]
                 .into_iter()
                 .flatten()
                 .min();
@@ -345,6 +350,8 @@ impl Cluster {
                 state.after_change();
                 state.next_replication_ms =
                     at.saturating_add(state.config.replica_fetch_interval_ms);
+            } else if groups == Some(at) {
+                state.expire_groups();
             } else if transactions == Some(at) {
                 state.abort_timed_out_transactions();
                 state.after_change();

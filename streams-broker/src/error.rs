@@ -392,4 +392,50 @@ pub enum BrokerError {
         /// The group's generation.
         current: i32,
     },
+    /// The group is rebalancing (`REBALANCE_IN_PROGRESS`): the member has
+    /// rejoined and has no assignment to commit for yet.
+    #[error(
+        "group {group} is rebalancing (REBALANCE_IN_PROGRESS): poll until the rebalance completes, then commit the new assignment's offsets"
+    )]
+    RebalanceInProgress {
+        /// The group.
+        group: String,
+    },
+    /// A member joined with an assignor the group's members do not use
+    /// (`INCONSISTENT_GROUP_PROTOCOL`).
+    #[error(
+        "group {group}'s members use the {group_protocol} assignor, and a member joined with {protocol} (INCONSISTENT_GROUP_PROTOCOL): give every member of a group the same assignor"
+    )]
+    InconsistentGroupProtocol {
+        /// The group.
+        group: String,
+        /// The joining member's assignor.
+        protocol: String,
+        /// The assignor of the group's members.
+        group_protocol: String,
+    },
+    /// No group of that id (`GROUP_ID_NOT_FOUND`).
+    #[error("group {group} does not exist (GROUP_ID_NOT_FOUND)")]
+    GroupIdNotFound {
+        /// The group.
+        group: String,
+    },
+    /// Deleting a group that still has members (`NON_EMPTY_GROUP`).
+    #[error(
+        "group {group} has {members} member(s) (NON_EMPTY_GROUP): close its consumers, or wait for their sessions to time out, before deleting it"
+    )]
+    NonEmptyGroup {
+        /// The group.
+        group: String,
+        /// How many members it has.
+        members: usize,
+    },
+    /// A call on a consumer after its `close`.
+    #[error("consumer {client:?} is closed: cannot {operation}; create a new consumer")]
+    ConsumerClosed {
+        /// The consumer's `client.id` (empty when it had none).
+        client: String,
+        /// What was attempted.
+        operation: &'static str,
+    },
 }

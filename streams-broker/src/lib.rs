@@ -68,10 +68,14 @@ pub use clients::{
     ConsumerRecord, ListedOffset, NewTopic, OffsetSpec, PendingSend, Producer, ProducerConfig,
     ProducerRecord, RecordMetadata,
 };
+pub use clients::{
+    ApiProducer, GroupDescription, GroupState, MemberDescription, RangeAssignor, SimulatedClients,
+};
 pub use clients::{IsolationLevel, TransactionManagerState};
 pub use cluster::{BrokerConfig, Cluster, ClusterBuilder};
 pub use error::{BrokerError, Result};
 pub use inspect::{LogDump, LogInfo, SegmentInfo};
 pub use replication::{BrokerId, BrokerStatus, PartitionState, ReplicationMode, TimelineEvent};
+pub use streams_clients::{Polled, Rebalance};
 pub use topic_partition::TopicPartition;
 pub use transactions::{TransactionConfig, TransactionMetadata, TransactionState};

@@ -114,7 +114,7 @@ pub struct ConfigEntry {
 /// The admin client of the simulated cluster.
 #[derive(Debug, Clone)]
 pub struct Admin {
-    cluster: Cluster,
+    pub(crate) cluster: Cluster,
 }
 
 /// Kafka's `Topic.validate`: 1 to 249 characters of `[a-zA-Z0-9._-]`, and

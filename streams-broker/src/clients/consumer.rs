@@ -1,8 +1,10 @@
 //! The consumer: reads partitions from a position, as Kafka's
 //! `KafkaConsumer` does, either assigned partitions by hand or subscribed
-//! to topics in a group whose partitions the group shares out (Kafka's
-//! range assignor). Positions move past what was read; a group commits
-//! them; `auto.offset.reset` decides where to start without one, and where
+//! to topics in a group whose partitions the group's leader shares out
+//! with its assignor ([`RangeAssignor`](crate::RangeAssignor) unless
+//! [`Consumer::subscribe_with`] names another), through the cluster's
+//! [group coordinator](crate::clients::group). Positions move past what was
+//! read; a group commits them; `auto.offset.reset` decides where to start without one, and where
 //! to go when the position fell below the log start offset (after
 //! retention or delete-records) or past the end.
 //!
@@ -29,15 +31,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::cluster::{Cluster, Group, State};
+use streams_clients::{GroupMetadata, PartitionAssignor, Polled, Rebalance};
+
+use crate::clients::assignor::RangeAssignor;
+use crate::clients::coordinator::ConsumerCoordinator;
+use crate::cluster::{Cluster, State};
 use crate::error::{BrokerError, Result};
 use crate::topic_partition::TopicPartition;
 
 use super::isolation::{AbortedBatches, IsolationLevel};
-use streams_clients::GroupMetadata;
 
 /// `auto.offset.reset`: where a consumer starts without a committed
 /// offset, and where it goes when its position is out of range.
@@ -76,6 +81,12 @@ pub struct ConsumerConfig {
     pub fetch_max_wait_ms: i64,
     /// `isolation.level` (default `read_uncommitted`).
     pub isolation_level: IsolationLevel,
+    /// `session.timeout.ms` (default 45000): how long the group keeps a
+    /// member whose client stopped (dropped, or closed without leaving).
+    pub session_timeout_ms: i64,
+    /// `max.poll.interval.ms` (default 300000): a member that does not poll
+    /// for this long leaves its group; also its rebalance timeout.
+    pub max_poll_interval_ms: i64,
 }
 
 impl Default for ConsumerConfig {
@@ -90,6 +101,8 @@ impl Default for ConsumerConfig {
             fetch_min_bytes: 1,
             fetch_max_wait_ms: 500,
             isolation_level: IsolationLevel::ReadUncommitted,
+            session_timeout_ms: 45_000,
+            max_poll_interval_ms: 300_000,
         }
     }
 }
@@ -156,6 +169,20 @@ impl ConsumerConfig {
         self.enable_auto_commit = enable;
         self
     }
+
+    /// `session.timeout.ms` (at least 1).
+    #[must_use]
+    pub fn session_timeout_ms(mut self, ms: i64) -> Self {
+        self.session_timeout_ms = ms.max(1);
+        self
+    }
+
+    /// `max.poll.interval.ms` (at least 1).
+    #[must_use]
+    pub fn max_poll_interval_ms(mut self, ms: i64) -> Self {
+        self.max_poll_interval_ms = ms.max(1);
+        self
+    }
 }
 
 pub use streams_clients::ConsumerRecord;
@@ -165,13 +192,14 @@ pub use streams_clients::ConsumerRecord;
 pub struct Consumer {
     cluster: Cluster,
     config: ConsumerConfig,
-    member_id: Option<String>,
-    generation: i32,
-    subscription: Vec<String>,
+    /// The group membership of a subscribed consumer.
+    coordinator: Option<ConsumerCoordinator>,
     assignment: Vec<TopicPartition>,
     positions: BTreeMap<TopicPartition, i64>,
+    paused: BTreeSet<TopicPartition>,
     next_partition: usize,
     last_auto_commit_ms: i64,
+    closed: bool,
 }
 
 impl Consumer {
@@ -180,13 +208,13 @@ impl Consumer {
         Self {
             cluster,
             config,
-            member_id: None,
-            generation: 0,
-            subscription: Vec::new(),
+            coordinator: None,
             assignment: Vec::new(),
             positions: BTreeMap::new(),
+            paused: BTreeSet::new(),
             next_partition: 0,
             last_auto_commit_ms: now,
+            closed: false,
         }
     }
 
@@ -204,42 +232,51 @@ impl Consumer {
         &self.assignment
     }
 
-    /// The group member id, once subscribed.
+    /// The group member id, once joined.
     pub fn member_id(&self) -> Option<&str> {
-        self.member_id.as_deref()
+        self.coordinator.as_ref().and_then(|c| c.member_id())
     }
 
     /// The member's group identity (group, generation, member id) while it
     /// holds an assignment (Kafka's `groupMetadata()`).
     pub fn group_metadata(&self) -> Option<GroupMetadata> {
-        let group_id = self.config.group_id.clone()?;
-        let member_id = self.member_id.clone()?;
-        Some(GroupMetadata {
-            group_id,
-            generation: self.generation,
-            member_id,
-        })
+        self.coordinator.as_ref().and_then(|c| c.group_metadata())
     }
 
-    /// Reads exactly these partitions (no group membership); positions of
-    /// partitions kept are kept.
+    /// Reads exactly these partitions (no group membership: a subscribed
+    /// consumer leaves its group first, as Kafka's `unsubscribe` does);
+    /// positions of partitions kept are kept.
     pub fn assign(&mut self, partitions: impl IntoIterator<Item = TopicPartition>) {
-        self.leave_group();
-        self.subscription.clear();
+        self.leave_group(true);
         self.assignment = partitions.into_iter().collect();
         let assigned = self.assignment.clone();
         self.positions.retain(|tp, _| assigned.contains(tp));
+        self.paused.retain(|tp| assigned.contains(tp));
     }
 
-    /// Joins the group with a subscription to `topics`; the group's
-    /// members share the topics' partitions out (range assignment), and
-    /// each poll picks up a new share after members join or leave.
+    /// Subscribes to `topics` in the consumer's group with Kafka's
+    /// [`RangeAssignor`]. See [`Consumer::subscribe_with`].
     ///
     /// # Errors
     /// [`BrokerError::GroupIdRequired`] without a `group.id`.
     pub fn subscribe<S: Into<String>>(
         &mut self,
         topics: impl IntoIterator<Item = S>,
+    ) -> Result<()> {
+        self.subscribe_with(topics, Arc::new(RangeAssignor))
+    }
+
+    /// Subscribes to `topics` in the consumer's group; `assignor` shares
+    /// the partitions out when this member leads. The next poll joins the
+    /// group (or, for a member with an assignment and a new subscription,
+    /// revokes it and the one after rejoins).
+    ///
+    /// # Errors
+    /// [`BrokerError::GroupIdRequired`] without a `group.id`.
+    pub fn subscribe_with<S: Into<String>>(
+        &mut self,
+        topics: impl IntoIterator<Item = S>,
+        assignor: Arc<dyn PartitionAssignor>,
     ) -> Result<()> {
         let group_id = self
             .config
@@ -248,62 +285,88 @@ impl Consumer {
             .ok_or(BrokerError::GroupIdRequired {
                 operation: "subscribe",
             })?;
-        self.subscription = topics.into_iter().map(Into::into).collect();
-        let mut state = self.cluster.state();
-        let member = match &self.member_id {
-            Some(m) => m.clone(),
+        let topics: BTreeSet<String> = topics.into_iter().map(Into::into).collect();
+        if let Some(coordinator) = &mut self.coordinator {
+            coordinator.resubscribe(topics, assignor);
+            return Ok(());
+        }
+        let client_id = match &self.config.client_id {
+            Some(client) => client.clone(),
             None => {
+                let mut state = self.cluster.state();
                 let n = state.next_member_id;
                 state.next_member_id += 1;
-                let client = self
-                    .config
-                    .client_id
-                    .clone()
-                    .unwrap_or_else(|| format!("consumer-{group_id}-{n}"));
-                format!("{client}-{n}")
+                format!("consumer-{group_id}-{n}")
             }
         };
-        let group = state.groups.entry(group_id).or_default();
-        group
-            .members
-            .insert(member.clone(), self.subscription.clone());
-        drop(state);
-        self.member_id = Some(member);
-        self.sync_group();
+        // Partitions assigned by hand are given up.
+        self.assignment.clear();
+        self.positions.clear();
+        self.paused.clear();
+        self.coordinator = Some(ConsumerCoordinator::new(
+            group_id,
+            client_id,
+            topics,
+            assignor,
+            self.config.session_timeout_ms,
+            self.config.max_poll_interval_ms,
+        ));
         Ok(())
     }
 
-    fn sync_group(&mut self) {
-        let (Some(group_id), Some(member)) = (self.config.group_id.clone(), self.member_id.clone())
-        else {
-            return;
-        };
-        let mut state = self.cluster.state();
-        let partitions_of: BTreeMap<String, i32> = state
-            .topics
-            .iter()
-            .map(|(name, t)| (name.clone(), i32::try_from(t.partitions.len()).unwrap_or(0)))
-            .collect();
-        let group = state.groups.entry(group_id).or_default();
-        let assignment = range_assign(group, &partitions_of);
-        if assignment != group.assignment {
-            group.assignment = assignment;
-            group.generation += 1;
-        }
-        if group.generation != self.generation || self.assignment.is_empty() {
-            self.generation = group.generation;
-            self.assignment = group.assignment.get(&member).cloned().unwrap_or_default();
-            let assigned = self.assignment.clone();
-            self.positions.retain(|tp, _| assigned.contains(tp));
+    /// Leaves the group (`leave_group`) or stops heartbeating, and drops
+    /// the subscription.
+    fn leave_group(&mut self, leave_group: bool) {
+        if let Some(mut coordinator) = self.coordinator.take() {
+            coordinator.close(&self.cluster, leave_group);
+            self.assignment.clear();
         }
     }
 
-    fn leave_group(&mut self) {
-        if let (Some(group_id), Some(member)) = (&self.config.group_id, self.member_id.take()) {
-            let mut state = self.cluster.state();
-            if let Some(group) = state.groups.get_mut(group_id) {
-                group.members.remove(&member);
+    /// Stops (`paused`) or resumes fetching from assigned `partitions`
+    /// without giving them up (Kafka's `pause`/`resume`); a rebalance that
+    /// takes a partition away forgets that it was paused.
+    pub fn pause(&mut self, partitions: &[TopicPartition], paused: bool) {
+        for tp in partitions {
+            if paused && self.assignment.contains(tp) {
+                self.paused.insert(tp.clone());
+            } else if !paused {
+                self.paused.remove(tp);
             }
+        }
+    }
+
+    /// The paused partitions, in order.
+    pub fn paused(&self) -> Vec<TopicPartition> {
+        self.paused.iter().cloned().collect()
+    }
+
+    /// The end offset of each partition (Kafka's `endOffsets`): its high
+    /// watermark, or its last stable offset under `read_committed`.
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`], [`BrokerError::UnknownPartition`] or
+    /// [`BrokerError::LeaderNotAvailable`].
+    pub fn end_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
+        let state = self.cluster.state();
+        let isolation = self.config.isolation_level;
+        partitions
+            .iter()
+            .map(|tp| Ok((tp.clone(), isolation.fetch_upper_bound(state.log(tp)?))))
+            .collect()
+    }
+
+    fn check_open(&self, operation: &'static str) -> Result<()> {
+        if self.closed {
+            Err(BrokerError::ConsumerClosed {
+                client: self.config.client_id.clone().unwrap_or_default(),
+                operation,
+            })
+        } else {
+            Ok(())
         }
     }
 
@@ -370,14 +433,73 @@ impl Consumer {
 
     /// Reads up to `max.poll.records` records from the assigned partitions,
     /// partition after partition (starting after the one the last poll
-    /// started at), and moves the positions past them.
+    /// started at), and moves the positions past them; a subscribed
+    /// consumer takes its group step first, as
+    /// [`Consumer::poll_with_rebalance`] does (whose event this drops).
     ///
     /// # Errors
     /// [`BrokerError::OffsetOutOfRange`] or
     /// [`BrokerError::NoOffsetForPartition`] under `auto.offset.reset=none`;
     /// the positions of partitions read before the error have moved.
     pub fn poll(&mut self) -> Result<Vec<ConsumerRecord>> {
-        self.sync_group();
+        Ok(self.poll_with_rebalance()?.records)
+    }
+
+    /// A poll with its rebalance event: a subscribed consumer heartbeats,
+    /// and in a rebalance first reports [`Rebalance::Revoked`] with every
+    /// partition it had and no records (with `enable.auto.commit` it has
+    /// committed their positions; it may still commit itself), rejoins with
+    /// the next poll, and reports [`Rebalance::Assigned`] with the poll that
+    /// brings the new generation's assignment (positions then start from
+    /// the committed offsets). A member the group removed (its poll
+    /// interval passed) reports [`Rebalance::Lost`] and rejoins next.
+    ///
+    /// # Errors
+    /// As [`Consumer::poll`]; [`BrokerError::InconsistentGroupProtocol`]
+    /// when the group's members use another assignor;
+    /// [`BrokerError::ConsumerClosed`] after close.
+    pub fn poll_with_rebalance(&mut self) -> Result<Polled> {
+        self.check_open("poll")?;
+        let rebalance = match &mut self.coordinator {
+            Some(coordinator) => coordinator.poll(&self.cluster)?,
+            None => None,
+        };
+        match &rebalance {
+            Some(Rebalance::Revoked(_)) => {
+                // Kafka's onJoinPrepare: auto-commit before revoking; the
+                // positions stay for a commit of the caller's own.
+                if self.config.enable_auto_commit {
+                    let _ = self.commit_sync();
+                }
+                self.assignment.clear();
+                self.paused.clear();
+                return Ok(Polled {
+                    records: Vec::new(),
+                    rebalance,
+                });
+            }
+            Some(Rebalance::Lost(_)) => {
+                self.assignment.clear();
+                self.positions.clear();
+                self.paused.clear();
+                return Ok(Polled {
+                    records: Vec::new(),
+                    rebalance,
+                });
+            }
+            Some(Rebalance::Assigned { partitions, .. }) => {
+                self.assignment.clone_from(partitions);
+                self.positions.clear();
+                self.paused.clear();
+                self.last_auto_commit_ms = self.cluster.now_ms();
+            }
+            None => {}
+        }
+        let records = self.fetch()?;
+        Ok(Polled { records, rebalance })
+    }
+
+    fn fetch(&mut self) -> Result<Vec<ConsumerRecord>> {
         self.maybe_auto_commit()?;
         let mut out = Vec::new();
         let n = self.assignment.len();
@@ -393,6 +515,9 @@ impl Consumer {
                 break;
             }
             let tp = &self.assignment[(start + i) % n];
+            if self.paused.contains(tp) {
+                continue;
+            }
             // One copy of the name for the partition's records.
             let topic: Arc<str> = Arc::from(tp.topic.as_str());
             let mut position = resolve_position(&self.config, &self.positions, &state, tp)?;
@@ -461,7 +586,10 @@ impl Consumer {
     }
 
     fn maybe_auto_commit(&mut self) -> Result<()> {
-        if !self.config.enable_auto_commit || self.config.group_id.is_none() {
+        if !self.config.enable_auto_commit
+            || self.config.group_id.is_none()
+            || self.coordinator.as_ref().is_some_and(|c| !c.is_stable())
+        {
             return Ok(());
         }
         let now = self.cluster.now_ms();
@@ -473,10 +601,10 @@ impl Consumer {
     }
 
     /// Commits the current positions of the assigned partitions to the
-    /// group.
+    /// group (after a [`Rebalance::Revoked`], of the partitions revoked).
     ///
     /// # Errors
-    /// [`BrokerError::GroupIdRequired`] without a `group.id`.
+    /// As [`Consumer::commit_offsets`].
     pub fn commit_sync(&mut self) -> Result<()> {
         let positions: Vec<(TopicPartition, i64)> = self
             .positions
@@ -487,13 +615,22 @@ impl Consumer {
     }
 
     /// Commits the given offsets (the offset of the next record to read).
+    /// A subscribed member commits with its generation, which the
+    /// coordinator accepts while it is current (also while the group
+    /// prepares a rebalance); a consumer with assigned partitions commits
+    /// with none, which only an `Empty` group accepts.
     ///
     /// # Errors
-    /// [`BrokerError::GroupIdRequired`] without a `group.id`.
+    /// [`BrokerError::GroupIdRequired`] without a `group.id`;
+    /// [`BrokerError::IllegalGeneration`] from an older generation,
+    /// [`BrokerError::UnknownMemberId`] from a member the group removed (or
+    /// without a generation in a group that has members), and
+    /// [`BrokerError::RebalanceInProgress`] while the member rejoins.
     pub fn commit_offsets(
         &mut self,
         offsets: impl IntoIterator<Item = (TopicPartition, i64)>,
     ) -> Result<()> {
+        self.check_open("commit")?;
         let group_id = self
             .config
             .group_id
@@ -501,10 +638,13 @@ impl Consumer {
             .ok_or(BrokerError::GroupIdRequired {
                 operation: "commit",
             })?;
-        let mut state = self.cluster.state();
-        let group = state.groups.entry(group_id).or_default();
-        group.offsets.extend(offsets);
-        Ok(())
+        let (member, generation) = match &self.coordinator {
+            Some(coordinator) => coordinator.commit_identity()?,
+            None => (None, -1),
+        };
+        self.cluster
+            .state()
+            .commit_group_offsets(&group_id, member, generation, offsets)
     }
 
     /// The group's committed offset of `tp`.
@@ -519,23 +659,40 @@ impl Consumer {
             .ok_or(BrokerError::GroupIdRequired {
                 operation: "committed",
             })?;
-        let state = self.cluster.state();
-        Ok(state
-            .groups
-            .get(group_id)
-            .and_then(|g| g.offsets.get(tp).copied()))
+        Ok(self.cluster.state().committed_offset(group_id, tp))
     }
 
-    /// Leaves the group (its partitions go to the other members at their
-    /// next poll); also done on drop.
+    /// Closes the consumer and leaves the group at once (Kafka's
+    /// `close()`): its partitions go to the other members at the next
+    /// rebalance.
     pub fn close(mut self) {
-        self.leave_group();
+        self.close_with(true);
+    }
+
+    /// Closes the consumer: commits its positions when
+    /// `enable.auto.commit`, then leaves the group (`leave_group`) or
+    /// stops heartbeating and stays a member until `session.timeout.ms`
+    /// passes (Kafka Streams closes its consumers so). Later calls fail with
+    /// [`BrokerError::ConsumerClosed`].
+    pub fn close_with(&mut self, leave_group: bool) {
+        if self.closed {
+            return;
+        }
+        if self.config.enable_auto_commit && self.config.group_id.is_some() {
+            let _ = self.commit_sync();
+        }
+        self.leave_group(leave_group);
+        self.positions.clear();
+        self.closed = true;
     }
 }
 
+/// A consumer dropped without [`Consumer::close`] is a crashed process: it
+/// stops heartbeating without leaving, and its group removes it when its
+/// session times out.
 impl Drop for Consumer {
     fn drop(&mut self) {
-        self.leave_group();
+        self.leave_group(false);
     }
 }
 
@@ -565,46 +722,4 @@ fn resolve_position(
             partition: tp.partition,
         }),
     }
-}
-
-/// Kafka's `RangeAssignor`: per topic, the members subscribed to it in
-/// member-id order each get a contiguous range of partitions, the first
-/// ones one more when they do not divide evenly.
-fn range_assign(
-    group: &Group,
-    partitions_of: &BTreeMap<String, i32>,
-) -> BTreeMap<String, Vec<TopicPartition>> {
-    let mut assignment: BTreeMap<String, Vec<TopicPartition>> = group
-        .members
-        .keys()
-        .map(|m| (m.clone(), Vec::new()))
-        .collect();
-    let mut topics: Vec<&String> = group.members.values().flatten().collect();
-    topics.sort();
-    topics.dedup();
-    for topic in topics {
-        let Some(&count) = partitions_of.get(topic) else {
-            continue;
-        };
-        let members: Vec<&String> = group
-            .members
-            .iter()
-            .filter(|(_, subs)| subs.contains(topic))
-            .map(|(m, _)| m)
-            .collect();
-        if members.is_empty() {
-            continue;
-        }
-        let m = i32::try_from(members.len()).unwrap_or(i32::MAX);
-        let (per, extra) = (count / m, count % m);
-        for (i, member) in members.into_iter().enumerate() {
-            let i = i32::try_from(i).unwrap_or(i32::MAX);
-            let start = per * i + i.min(extra);
-            let len = per + i32::from(i < extra);
-            if let Some(list) = assignment.get_mut(member) {
-                list.extend((start..start + len).map(|p| TopicPartition::new(topic.clone(), p)));
-            }
-        }
-    }
-    assignment
 }

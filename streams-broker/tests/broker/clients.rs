@@ -60,13 +60,24 @@ fn a_group_shares_partitions_out_by_range_and_hands_them_over_when_a_member_leav
     let mut b = cluster.consumer(config.client_id("b"));
     a.subscribe(["t"]).unwrap();
     b.subscribe(["t"]).unwrap();
-    a.poll().unwrap();
     let parts = |c: &streams_broker::Consumer| -> Vec<i32> {
         c.assignment().iter().map(|tp| tp.partition).collect()
     };
+    // A subscription joins at the next poll: a alone makes generation 1.
+    a.poll().unwrap();
+    assert_eq!(parts(&a), [0, 1, 2, 3, 4]);
+    // b joins; a revokes at its next poll, rejoins at the one after, and
+    // as the leader assigns generation 2 by range; b picks its share up.
+    b.poll().unwrap();
+    a.poll().unwrap();
+    assert_eq!(parts(&a), [] as [i32; 0]);
+    a.poll().unwrap();
+    b.poll().unwrap();
     assert_eq!(parts(&a), [0, 1, 2]);
     assert_eq!(parts(&b), [3, 4]);
+    // b leaves with close: a revokes, rejoins and takes everything.
     b.close();
+    a.poll().unwrap();
     a.poll().unwrap();
     assert_eq!(parts(&a), [0, 1, 2, 3, 4]);
 }
@@ -90,7 +101,9 @@ fn a_group_restarts_from_its_committed_offsets() {
     first.subscribe(["t"]).unwrap();
     assert_eq!(first.poll().unwrap().len(), 3);
     first.commit_sync().unwrap();
-    drop(first);
+    // close leaves the group at once (a drop would be a crash: the group
+    // would wait session.timeout.ms for the member).
+    first.close();
     let mut second = cluster.consumer(config);
     second.subscribe(["t"]).unwrap();
     let offsets: Vec<i64> = second.poll().unwrap().iter().map(|r| r.offset).collect();
