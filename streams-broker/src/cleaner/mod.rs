@@ -266,9 +266,13 @@ fn clean_with(
         ));
     }
     let counts: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    let rewritten_end = segments
+        .get(first_index + to_rewrite.len())
+        .map_or(log.log_end_offset(), LogSegment::base_offset);
     for (i, (segment, count)) in cleaned.into_iter().zip(counts).enumerate() {
         log.replace_segments(first_index + i, count, segment);
     }
+    log.on_cleaned(first_rewritten, rewritten_end, &txns.retained);
     Some(result)
 }
 

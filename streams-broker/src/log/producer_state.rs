@@ -246,6 +246,15 @@ impl ProducerStateManager {
             .collect()
     }
 
+    /// After a cleaning of `[from, to)`: the index entries whose marker is
+    /// there are those the cleaner kept (Kafka rewrites a cleaned
+    /// segment's transaction index with them); an aborted transaction
+    /// whose data is all gone needs no entry.
+    pub(crate) fn on_cleaned(&mut self, from: i64, to: i64, kept: &[AbortedTxn]) {
+        self.aborted
+            .retain(|t| t.last_offset < from || t.last_offset >= to || kept.contains(t));
+    }
+
     /// Drops index entries wholly below the log start offset.
     pub(crate) fn on_log_start_offset(&mut self, log_start_offset: i64) {
         self.aborted.retain(|t| t.last_offset >= log_start_offset);

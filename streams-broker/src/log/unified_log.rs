@@ -656,6 +656,12 @@ impl UnifiedLog {
             .splice(first_index..first_index + count, std::iter::once(cleaned));
     }
 
+    /// The cleaner's rewrite of the aborted-transactions index for the
+    /// offsets `[from, to)` it cleaned.
+    pub(crate) fn on_cleaned(&mut self, from: i64, to: i64, kept: &[AbortedTxn]) {
+        self.producer_state.on_cleaned(from, to, kept);
+    }
+
     /// The indexes of the segments that overlap offsets `[from, to)`.
     pub(crate) fn segment_range(&self, from: i64, to: i64) -> std::ops::Range<usize> {
         // Kafka's `logSegments(from, to)`: from the segment holding `from`

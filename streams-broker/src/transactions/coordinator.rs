@@ -230,23 +230,9 @@ impl State {
     ) -> Result<()> {
         self.checked_txn(transactional_id, producer_id, epoch)?;
         if !member_id.is_empty() || generation_id >= 0 {
-            let group = self.groups.get(group_id);
-            let known = group.is_some_and(|g| g.members.contains_key(member_id));
-            if !known {
-                return Err(BrokerError::UnknownMemberId {
-                    group: group_id.to_owned(),
-                    member: member_id.to_owned(),
-                });
-            }
-            let current = group.map_or(0, |g| g.generation);
-            if generation_id != current {
-                return Err(BrokerError::IllegalGeneration {
-                    group: group_id.to_owned(),
-                    member: member_id.to_owned(),
-                    generation: generation_id,
-                    current,
-                });
-            }
+            // The group coordinator's OffsetCommit checks, nothing stored.
+            let member = (!member_id.is_empty()).then_some(member_id);
+            self.commit_group_offsets(group_id, member, generation_id, std::iter::empty())?;
         }
         self.ensure_ongoing(transactional_id, producer_id, epoch)?;
         let txn = self.checked_txn(transactional_id, producer_id, epoch)?;

@@ -540,6 +540,123 @@ fn a_follower_that_becomes_leader_knows_the_open_transaction() {
     assert_eq!(committed.len(), 3);
 }
 
+fn compacted(cluster: &Cluster) -> TopicPartition {
+    cluster
+        .admin()
+        .create_topic(
+            NewTopic::new("c", 1)
+                .config("cleanup.policy", "compact")
+                .config("segment.ms", "100")
+                .config("min.cleanable.dirty.ratio", "0.01")
+                .config("delete.retention.ms", "1000"),
+        )
+        .unwrap();
+    TopicPartition::new("c", 0)
+}
+
+fn send_at(producer: &Producer, key: &str, value: &str, timestamp: i64) -> i64 {
+    producer
+        .send(
+            ProducerRecord::new("c", key.to_owned(), value.to_owned())
+                .partition(0)
+                .timestamp(timestamp),
+        )
+        .unwrap()
+        .offset
+}
+
+fn data_offsets(cluster: &Cluster, tp: &TopicPartition) -> Vec<i64> {
+    cluster
+        .log_records(tp)
+        .unwrap()
+        .iter()
+        .map(|r| r.offset)
+        .collect()
+}
+
+#[test]
+fn compaction_removes_aborted_data_then_the_marker_after_delete_retention_ms() {
+    let cluster = Cluster::builder().log_cleaner_enable(false).build();
+    let tp = compacted(&cluster);
+    let producer = transactional(&cluster, "tx");
+    let plain = cluster.producer();
+    producer.begin_transaction().unwrap();
+    send_at(&producer, "a", "1", 0); // 0
+    send_at(&producer, "b", "1", 0); // 1
+    producer.abort_transaction().unwrap(); // marker 2
+    producer.begin_transaction().unwrap();
+    send_at(&producer, "c", "1", 0); // 3
+    producer.commit_transaction().unwrap(); // marker 4
+    cluster.advance_ms(200);
+    send_at(&plain, "d", "1", 200); // 5, rolls
+
+    // The aborted records go; their marker stays (its batches were read).
+    let cleaned = cluster.run_cleaner();
+    assert_eq!(cleaned.len(), 1);
+    assert_eq!(data_offsets(&cluster, &tp), [3, 5]);
+    assert_eq!(
+        markers(&cluster, &tp),
+        [
+            (2, ControlRecordType::Abort),
+            (4, ControlRecordType::Commit)
+        ]
+    );
+    assert_eq!(read(&cluster, &tp, IsolationLevel::ReadCommitted).len(), 2);
+
+    // Next cleaning: the abort marker's transaction has no data left, so
+    // it gets a delete horizon of now + delete.retention.ms and stays.
+    cluster.advance_ms(200);
+    send_at(&plain, "e", "1", 400); // 6, rolls
+    cluster.run_cleaner();
+    let batches = cluster.log_batches(&tp).unwrap();
+    let abort = batches.iter().find(|b| b.base_offset() == 2).unwrap();
+    assert_eq!(abort.delete_horizon_ms(), Some(400 + 1_000));
+    // The commit marker's transaction still has its record: no horizon.
+    let commit = batches.iter().find(|b| b.base_offset() == 4).unwrap();
+    assert_eq!(commit.delete_horizon_ms(), None);
+
+    // Past the horizon, the next cleaning removes the abort marker.
+    cluster.advance_ms(1_000);
+    send_at(&plain, "f", "1", 1_400); // 7, rolls
+    cluster.run_cleaner();
+    assert_eq!(markers(&cluster, &tp), [(4, ControlRecordType::Commit)]);
+    assert_eq!(data_offsets(&cluster, &tp), [3, 5, 6, 7]);
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadCommitted)
+            .iter()
+            .map(|(o, _)| *o)
+            .collect::<Vec<_>>(),
+        [3, 5, 6, 7]
+    );
+}
+
+#[test]
+fn the_cleaner_does_not_clean_past_the_last_stable_offset() {
+    let cluster = Cluster::builder().log_cleaner_enable(false).build();
+    let tp = compacted(&cluster);
+    let producer = transactional(&cluster, "tx");
+    let plain = cluster.producer();
+    send_at(&plain, "x", "0", 0); // 0
+    producer.begin_transaction().unwrap();
+    send_at(&producer, "x", "1", 0); // 1: an open transaction
+    cluster.advance_ms(200);
+    send_at(&plain, "y", "1", 200); // 2, rolls
+    cluster.advance_ms(200);
+    send_at(&plain, "z", "1", 400); // 3, rolls
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 1);
+    cluster.run_cleaner();
+    // Nothing at or past the LSO was cleaned: x=0 is still the value a
+    // read_committed consumer sees.
+    assert_eq!(data_offsets(&cluster, &tp), [0, 1, 2, 3]);
+
+    producer.abort_transaction().unwrap(); // marker 4
+    cluster.advance_ms(200);
+    send_at(&plain, "w", "1", 600); // 5, rolls
+    cluster.run_cleaner();
+    // The aborted x=1 goes, and x=0 stays: aborted data is not in the map.
+    assert_eq!(data_offsets(&cluster, &tp), [0, 2, 3, 5]);
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     /// A transaction of this many records, committed or not.
