@@ -53,8 +53,8 @@
 use std::collections::BTreeSet;
 
 use streams_broker::{
-    AutoOffsetReset, Cluster, ConsumerConfig, NewTopic, Producer, ProducerRecord, RecordMetadata,
-    TopicPartition,
+    AutoOffsetReset, Cluster, ConsumerConfig, IsolationLevel, NewTopic, Producer, ProducerRecord,
+    RecordMetadata, TopicPartition,
 };
 use streams_core::serde::Serde;
 use streams_core::{Headers, RawRecord, RecordPart, Result, StreamsError};
@@ -245,6 +245,43 @@ pub fn read_topic<K: 'static, V: 'static>(
     key_serde: impl Serde<K>,
     value_serde: impl Serde<V>,
 ) -> Result<Vec<TestRecord<K, V>>> {
+    read_topic_as(
+        cluster,
+        topic,
+        IsolationLevel::ReadUncommitted,
+        key_serde,
+        value_serde,
+    )
+}
+
+/// As [`read_topic`], as a `read_committed` consumer reads it: only the
+/// records of committed transactions (and records written outside any
+/// transaction), below the last stable offset.
+///
+/// # Errors
+/// The topic is unknown, or a record does not decode.
+pub fn read_topic_committed<K: 'static, V: 'static>(
+    cluster: &Cluster,
+    topic: &str,
+    key_serde: impl Serde<K>,
+    value_serde: impl Serde<V>,
+) -> Result<Vec<TestRecord<K, V>>> {
+    read_topic_as(
+        cluster,
+        topic,
+        IsolationLevel::ReadCommitted,
+        key_serde,
+        value_serde,
+    )
+}
+
+fn read_topic_as<K: 'static, V: 'static>(
+    cluster: &Cluster,
+    topic: &str,
+    isolation: IsolationLevel,
+    key_serde: impl Serde<K>,
+    value_serde: impl Serde<V>,
+) -> Result<Vec<TestRecord<K, V>>> {
     let partitions = cluster
         .admin()
         .partition_count(topic)
@@ -252,6 +289,7 @@ pub fn read_topic<K: 'static, V: 'static>(
     let mut consumer = cluster.consumer(
         ConsumerConfig::new()
             .auto_offset_reset(AutoOffsetReset::Earliest)
+            .isolation_level(isolation)
             .max_poll_records(usize::MAX),
     );
     let mut out = Vec::new();

@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod app;
 pub mod cluster;
 mod driver;
 mod example;
@@ -40,7 +41,7 @@ pub mod snapshot;
 mod stores;
 mod test_record;
 
-pub use cluster::{TypedProducer, read_topic};
+pub use cluster::{TypedProducer, read_topic, read_topic_committed};
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
 pub use example::{Example, example, example_with_config};
 pub use fluent::{

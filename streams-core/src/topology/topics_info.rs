@@ -52,6 +52,12 @@ pub struct TopicsInfo {
     /// Whether a sink chooses its topic per record (then the topics it
     /// writes are known only when it runs).
     pub dynamic_sink: bool,
+    /// Groups of source topics that must have the same partition count,
+    /// because a join reads them together (Kafka's co-partition groups):
+    /// the topics upstream of processors that share a store. A store of
+    /// one processor (an aggregation, even of merged streams) makes no
+    /// group.
+    pub copartition_groups: Vec<Vec<String>>,
 }
 
 impl TopicsInfo {
@@ -71,7 +77,7 @@ impl TopicsInfo {
 
 impl Topology {
     /// Each sub-topology's topics and stores for an application named
-    /// `application_id`, by sub-topology id. See the [module docs](self).
+    /// `application_id`, by sub-topology id. See [`TopicsInfo`].
     pub fn topics_info(&self, application_id: &str) -> Vec<TopicsInfo> {
         let nodes = self.nodes();
         let (groups, _) = super::description::node_groups(self);
@@ -89,6 +95,7 @@ impl Topology {
                     stores: Vec::new(),
                     changelog_topics: Vec::new(),
                     dynamic_sink: false,
+                    copartition_groups: Vec::new(),
                 };
                 for &i in &members {
                     let def = &nodes[i];
@@ -135,6 +142,7 @@ impl Topology {
                         }
                     }
                 }
+                info.copartition_groups = copartition_groups(self, &members, application_id);
                 info
             })
             .collect()
@@ -149,4 +157,62 @@ impl Topology {
             .find(|(g, _)| *g == id)
             .map(|(_, members)| members)
     }
+}
+
+/// The source topics upstream of each processor of `members` that shares
+/// a store with another processor, grouped per store (groups that overlap
+/// merged).
+fn copartition_groups(
+    topology: &Topology,
+    members: &[usize],
+    application_id: &str,
+) -> Vec<Vec<String>> {
+    let nodes = topology.nodes();
+    let sources_above = |start: usize| -> std::collections::BTreeSet<String> {
+        let mut seen = vec![false; nodes.len()];
+        let mut stack = vec![start];
+        let mut topics = std::collections::BTreeSet::new();
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            if let NodeKind::Source { topics: t, .. } = &nodes[i].kind {
+                topics.extend(t.iter().map(|t| t.full_name(application_id)));
+            }
+            stack.extend(nodes[i].parents.iter().copied());
+        }
+        topics
+    };
+    let mut groups: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    let mut stores: Vec<&str> = members
+        .iter()
+        .flat_map(|&i| nodes[i].stores.iter().map(String::as_str))
+        .collect();
+    stores.sort_unstable();
+    stores.dedup();
+    for store in stores {
+        let users: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| nodes[i].stores.iter().any(|s| s == store))
+            .collect();
+        if users.len() < 2 {
+            continue;
+        }
+        let mut group = std::collections::BTreeSet::new();
+        for u in users {
+            group.extend(sources_above(u));
+        }
+        if group.len() < 2 {
+            continue;
+        }
+        match groups.iter_mut().find(|g| !g.is_disjoint(&group)) {
+            Some(g) => g.extend(group),
+            None => groups.push(group),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| g.into_iter().collect())
+        .collect()
 }

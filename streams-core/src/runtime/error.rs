@@ -1,0 +1,126 @@
+//! The runtime's errors: set-up errors found at `start` (a missing or
+//! not co-partitioned source topic, a bad config), state errors (a call
+//! the instance's state does not allow, a store that is not here) and
+//! failures while running (a client's error, a processor's error), each
+//! naming the topic, task or store and saying what to do.
+
+use streams_clients::ClientError;
+
+use crate::error::StreamsError;
+use crate::runtime::assignor::TaskAssignmentError;
+use crate::runtime::task_id::TaskId;
+
+/// What went wrong in a [`KafkaStreams`](super::KafkaStreams) instance.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// A configuration value out of its range, with Kafka's message.
+    #[error("Invalid value {value} for configuration {name}: {reason}")]
+    InvalidConfig {
+        /// Kafka's name of the configuration.
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        reason: String,
+    },
+    /// An `application.id` that cannot prefix topic names.
+    #[error(
+        "application.id '{application_id}' is illegal: it prefixes the names of internal topics, so it may contain only ASCII alphanumerics, '.', '_' and '-' (at most 249 characters)"
+    )]
+    InvalidApplicationId {
+        /// The id given.
+        application_id: String,
+    },
+    /// Source topics that do not exist on the cluster (Kafka's
+    /// `MissingSourceTopicException`).
+    #[error(
+        "Missing source topics: {topics:?}; create them (with the partition counts you want) before starting the application"
+    )]
+    MissingSourceTopics {
+        /// The topics missing.
+        topics: Vec<String>,
+    },
+    /// Topics that a join reads together have different partition counts
+    /// (Kafka's `TopologyException` from the co-partitioning check).
+    #[error(
+        "Invalid topology: Topics not co-partitioned: [{}]; give them the same number of partitions, or repartition one side (for example with KStream::repartition)",
+        topics.iter().map(|(t, n)| format!("{t} ({n} partitions)")).collect::<Vec<_>>().join(",")
+    )]
+    NotCopartitioned {
+        /// Each topic with its partition count.
+        topics: Vec<(String, i32)>,
+    },
+    /// A topology feature the runtime does not run yet.
+    #[error("the KafkaStreams runtime does not support {feature} yet; {hint}")]
+    Unsupported {
+        /// The feature.
+        feature: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+    /// A call that the instance's state does not allow.
+    #[error("cannot {operation}: KafkaStreams is in state {state}; {hint}")]
+    IllegalState {
+        /// The call.
+        operation: &'static str,
+        /// The state the instance is in.
+        state: super::State,
+        /// What to do.
+        hint: &'static str,
+    },
+    /// A store that no local task of this instance has (Kafka's
+    /// `InvalidStateStoreException`).
+    #[error(
+        "The state store, {store}, may have migrated to another instance{}; ask the instance that owns the task (KafkaStreams::tasks lists this one's)",
+        task.map(|t| format!(" (task {t} is not active here)")).unwrap_or_default()
+    )]
+    StoreNotLocal {
+        /// The store.
+        store: String,
+        /// The task asked for, if one was.
+        task: Option<TaskId>,
+    },
+    /// A client call failed.
+    #[error("{context}: {source}")]
+    Client {
+        /// What the runtime was doing, with the topic, partition or task.
+        context: String,
+        /// The client's error.
+        source: ClientError,
+    },
+    /// A task's processing failed.
+    #[error("task {task} failed: {source}")]
+    Task {
+        /// The task.
+        task: TaskId,
+        /// The error.
+        source: StreamsError,
+    },
+    /// The topology could not be instantiated or assigned.
+    #[error(transparent)]
+    Streams(#[from] StreamsError),
+    /// The task assignment failed.
+    #[error(transparent)]
+    Assignment(#[from] TaskAssignmentError),
+}
+
+impl RuntimeError {
+    pub(crate) fn client(context: impl Into<String>, source: ClientError) -> Self {
+        RuntimeError::Client {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Whether the error means the instance lost a task to another one (a
+    /// fenced producer, a commit refused after a rebalance): Kafka's
+    /// `TaskMigratedException`, which the runtime handles by closing the
+    /// task as a zombie and rejoining.
+    pub fn is_task_migrated(&self) -> bool {
+        matches!(self, RuntimeError::Client { source, .. } if source.is_task_migrated())
+    }
+}
+
+/// A runtime call's result.
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

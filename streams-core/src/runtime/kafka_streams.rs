@@ -1,0 +1,515 @@
+//! [`KafkaStreams`]: a topology running as one instance of an application,
+//! its work split into tasks that the instances of the application share
+//! through a consumer group.
+
+use std::cell::RefMut;
+use std::sync::{Arc, Mutex};
+
+use streams_clients::{ClientConfig, ClientSupplier, NewTopic};
+
+use crate::config::StreamsConfig;
+use crate::runtime::config::{ProcessingGuarantee, RuntimeConfig};
+use crate::runtime::error::{Result, RuntimeError};
+use crate::runtime::metadata::TopologyMetadata;
+use crate::runtime::restore::RestoreListener;
+use crate::runtime::task_id::TaskId;
+use crate::runtime::thread::{StepOutcome, StreamThread, ThreadState};
+use crate::state::StateStore;
+use crate::topology::Topology;
+
+/// An instance's state, Kafka's `KafkaStreams.State`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Made, not started.
+    Created,
+    /// Started; some stream thread is joining the group or restoring.
+    Rebalancing,
+    /// Every stream thread is processing its tasks.
+    Running,
+    /// Closing.
+    PendingShutdown,
+    /// Closed cleanly.
+    NotRunning,
+    /// A stream thread failed; shutting down.
+    PendingError,
+    /// Failed (see the error the failing call returned).
+    Error,
+}
+
+impl State {
+    /// Whether Kafka allows moving from `self` to `next`.
+    pub fn is_valid_transition(self, next: State) -> bool {
+        use State::*;
+        matches!(
+            (self, next),
+            (Created, Rebalancing | PendingShutdown | PendingError)
+                | (
+                    Rebalancing,
+                    Running | Rebalancing | PendingShutdown | PendingError
+                )
+                | (Running, Rebalancing | PendingShutdown | PendingError)
+                | (PendingShutdown, NotRunning)
+                | (PendingError, Error)
+                | (Error, PendingShutdown)
+        )
+    }
+
+    /// Whether the instance is started and not closing (Kafka's `isRunningOrRebalancing`).
+    pub fn is_running_or_rebalancing(self) -> bool {
+        matches!(self, State::Running | State::Rebalancing)
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            State::Created => "CREATED",
+            State::Rebalancing => "REBALANCING",
+            State::Running => "RUNNING",
+            State::PendingShutdown => "PENDING_SHUTDOWN",
+            State::NotRunning => "NOT_RUNNING",
+            State::PendingError => "PENDING_ERROR",
+            State::Error => "ERROR",
+        })
+    }
+}
+
+/// A stream thread's tasks, Kafka's `ThreadMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadMetadata {
+    /// The thread's name, `<process id>-StreamThread-<n>`.
+    pub thread_name: String,
+    /// The tasks it processes.
+    pub active_tasks: Vec<TaskId>,
+    /// The tasks it keeps standby stores for.
+    pub standby_tasks: Vec<TaskId>,
+}
+
+type StateListener = Box<dyn FnMut(State, State) + Send>;
+
+/// One instance of a Streams application. See the [module docs](super).
+pub struct KafkaStreams {
+    topology: Topology,
+    streams_config: StreamsConfig,
+    config: RuntimeConfig,
+    clients: Arc<dyn ClientSupplier>,
+    process_id: String,
+    state: State,
+    listener: Option<StateListener>,
+    restore_listener: Option<Arc<Mutex<dyn RestoreListener>>>,
+    threads: Vec<StreamThread>,
+    metadata: Option<Arc<TopologyMetadata>>,
+}
+
+impl std::fmt::Debug for KafkaStreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaStreams")
+            .field("process_id", &self.process_id)
+            .field("state", &self.state)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KafkaStreams {
+    /// An instance of `topology` with `config` (Kafka's properties:
+    /// `application.id`, `num.stream.threads`, `commit.interval.ms`,
+    /// `processing.guarantee`, `num.standby.replicas`, `max.task.idle.ms`,
+    /// `client.id`), taking its clients from `clients`. Its process id is
+    /// `client.id` when set, else the `application.id`: give each instance
+    /// of an application its own `client.id`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidConfig`] and
+    /// [`RuntimeError::InvalidApplicationId`] with Kafka's messages;
+    /// [`RuntimeError::Unsupported`] for a topology with global stores.
+    pub fn new(
+        topology: &Topology,
+        config: StreamsConfig,
+        clients: Arc<dyn ClientSupplier>,
+    ) -> Result<Self> {
+        let runtime = RuntimeConfig::from_streams_config(&config)?;
+        topology.validate()?;
+        if !topology.describe().global_stores().is_empty() {
+            return Err(RuntimeError::Unsupported {
+                feature: "global stores",
+                hint: "run the topology in the TopologyTestDriver, or use a KTable joined on a co-partitioned topic",
+            });
+        }
+        let process_id = config
+            .properties()
+            .get("client.id")
+            .cloned()
+            .unwrap_or_else(|| runtime.application_id.clone());
+        Ok(KafkaStreams {
+            topology: topology.clone(),
+            streams_config: config,
+            config: runtime,
+            clients,
+            process_id,
+            state: State::Created,
+            listener: None,
+            restore_listener: None,
+            threads: Vec::new(),
+            metadata: None,
+        })
+    }
+
+    /// The instance's process id.
+    pub fn process_id(&self) -> &str {
+        &self.process_id
+    }
+
+    /// The processing guarantee it runs with.
+    pub fn processing_guarantee(&self) -> ProcessingGuarantee {
+        self.config.guarantee
+    }
+
+    /// Its state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Calls `listener(new, old)` on every state change (Kafka's
+    /// `setStateListener`).
+    pub fn set_state_listener(&mut self, listener: impl FnMut(State, State) + Send + 'static) {
+        self.listener = Some(Box::new(listener));
+    }
+
+    /// Tells `listener` about every store restoration (Kafka's
+    /// `setGlobalStateRestoreListener`). Set it before [`start`](Self::start).
+    pub fn set_global_state_restore_listener(&mut self, listener: Arc<Mutex<dyn RestoreListener>>) {
+        self.restore_listener = Some(listener);
+    }
+
+    fn set_state(&mut self, next: State) {
+        if self.state == next && next != State::Rebalancing {
+            return;
+        }
+        if !self.state.is_valid_transition(next) {
+            return;
+        }
+        let old = std::mem::replace(&mut self.state, next);
+        if old == next {
+            return;
+        }
+        if let Some(l) = &mut self.listener {
+            l(next, old);
+        }
+    }
+
+    /// Starts the instance: checks the source topics, creates the
+    /// internal topics it needs (repartition topics with the partition
+    /// count Kafka picks, changelogs compacted with one partition per
+    /// task), makes its stream threads and joins the group. Nothing is
+    /// processed until [`step`](Self::step).
+    ///
+    /// # Errors
+    /// [`RuntimeError::IllegalState`] unless the instance is CREATED;
+    /// [`RuntimeError::MissingSourceTopics`];
+    /// [`RuntimeError::NotCopartitioned`]; a client error creating topics
+    /// (an existing internal topic with the wrong partition count says so).
+    pub fn start(&mut self) -> Result<()> {
+        if self.state != State::Created {
+            return Err(RuntimeError::IllegalState {
+                operation: "start",
+                state: self.state,
+                hint: "an instance starts once; make a new KafkaStreams to start again",
+            });
+        }
+        let app = self.config.application_id.clone();
+        let mut admin = self
+            .clients
+            .admin(&ClientConfig::new().set("client.id", format!("{}-admin", self.process_id)))
+            .map_err(|e| RuntimeError::client("creating the admin client", e))?;
+        let infos = self.topology.topics_info(&app);
+        let groups: Vec<Vec<String>> = infos
+            .iter()
+            .flat_map(|i| i.copartition_groups.clone())
+            .collect();
+        let metadata = TopologyMetadata::resolve(infos, &groups, |topic| {
+            admin.partition_count(topic).map_err(|e| {
+                RuntimeError::client(format!("reading the partition count of topic {topic}"), e)
+            })
+        })?;
+        // Internal topics, as Kafka's InternalTopicManager makes them.
+        let mut wanted: Vec<NewTopic> = Vec::new();
+        for info in &metadata.subtopologies {
+            for topic in &info.repartition_source_topics {
+                let n = metadata.partitions.get(topic).copied().unwrap_or(1);
+                wanted.push(
+                    NewTopic::new(topic, n)
+                        .config("cleanup.policy", "delete")
+                        .config("segment.bytes", "52428800")
+                        .config("retention.ms", "-1")
+                        .config("message.timestamp.type", "CreateTime"),
+                );
+            }
+            for (_, topic) in &info.changelog_topics {
+                let n = metadata.changelog_partitions(topic).unwrap_or(1);
+                wanted.push(
+                    NewTopic::new(topic, n)
+                        .config("cleanup.policy", "compact")
+                        .config("message.timestamp.type", "CreateTime"),
+                );
+            }
+        }
+        for topic in wanted {
+            match admin.partition_count(&topic.name).map_err(|e| {
+                RuntimeError::client(
+                    format!("reading the partition count of topic {}", topic.name),
+                    e,
+                )
+            })? {
+                Some(n) if n == topic.partitions => {}
+                Some(n) => {
+                    return Err(RuntimeError::InvalidConfig {
+                        name: "internal topic partitions",
+                        value: n.to_string(),
+                        reason: format!(
+                            "Existing internal topic {} has invalid partitions: expected: {}; actual: {n}. Use 'kafka-streams-application-reset' to clean up invalid topics before processing",
+                            topic.name, topic.partitions
+                        ),
+                    });
+                }
+                None => match admin.create_topic(&topic) {
+                    Ok(()) | Err(streams_clients::ClientError::TopicExists { .. }) => {}
+                    Err(e) => {
+                        return Err(RuntimeError::client(
+                            format!("creating internal topic {}", topic.name),
+                            e,
+                        ));
+                    }
+                },
+            }
+        }
+        let metadata = Arc::new(metadata);
+        self.metadata = Some(metadata.clone());
+        self.set_state(State::Rebalancing);
+        let mut threads = Vec::with_capacity(self.config.num_stream_threads);
+        for i in 0..self.config.num_stream_threads {
+            threads.push(StreamThread::new(
+                i,
+                &self.process_id,
+                &self.topology,
+                &self.streams_config,
+                &self.config,
+                metadata.clone(),
+                self.clients.as_ref(),
+                self.restore_listener.clone(),
+            )?);
+        }
+        self.threads = threads;
+        Ok(())
+    }
+
+    /// Steps every stream thread once (poll, rebalance, restore, process,
+    /// punctuate, commit when due) and returns whether anything happened.
+    /// On the simulated cluster this is how the instance runs: the test
+    /// decides when, and every run of a test is the same.
+    ///
+    /// # Errors
+    /// [`RuntimeError::IllegalState`] unless started; a thread's error,
+    /// which also puts the instance in state ERROR.
+    pub fn step(&mut self) -> Result<bool> {
+        Ok(self.step_outcome()?.processed > 0)
+    }
+
+    pub(crate) fn step_outcome(&mut self) -> Result<StepOutcome> {
+        if !self.state.is_running_or_rebalancing() {
+            return Err(RuntimeError::IllegalState {
+                operation: "step",
+                state: self.state,
+                hint: "start the instance first; a closed or failed instance does not run",
+            });
+        }
+        let mut total = StepOutcome::default();
+        for i in 0..self.threads.len() {
+            match self.threads[i].step() {
+                Ok(o) => {
+                    total.processed += o.processed;
+                    total.fetched += o.fetched;
+                    total.rebalanced |= o.rebalanced;
+                    total.committed |= o.committed;
+                }
+                Err(e) => {
+                    self.set_state(State::PendingError);
+                    for t in &mut self.threads {
+                        let _ = t.close(false);
+                    }
+                    self.set_state(State::Error);
+                    return Err(e);
+                }
+            }
+        }
+        let running = self
+            .threads
+            .iter()
+            .all(|t| t.state() == ThreadState::Running);
+        if running {
+            self.set_state(State::Running);
+        } else if self.state == State::Running {
+            self.set_state(State::Rebalancing);
+        }
+        Ok(total)
+    }
+
+    /// Whether a task processed records it has not committed yet.
+    pub fn has_uncommitted(&self) -> bool {
+        self.threads.iter().any(StreamThread::has_uncommitted)
+    }
+
+    /// When the earliest thread's next commit is due, on the clients' clock.
+    pub fn next_commit_ms(&self) -> Option<i64> {
+        self.threads.iter().map(StreamThread::next_commit_ms).min()
+    }
+
+    /// Commits every thread's tasks now, as if `commit.interval.ms` had
+    /// passed (Kafka commits on close and on revocation the same way).
+    ///
+    /// # Errors
+    /// [`RuntimeError::IllegalState`] unless started; a client's error.
+    pub fn commit(&mut self) -> Result<()> {
+        if !self.state.is_running_or_rebalancing() {
+            return Err(RuntimeError::IllegalState {
+                operation: "commit",
+                state: self.state,
+                hint: "start the instance first",
+            });
+        }
+        for t in &mut self.threads {
+            t.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the instance cleanly: every thread commits and closes its
+    /// clients. Its consumers do not leave the group (Kafka Streams'
+    /// default), so the group rebalances when their sessions time out;
+    /// [`close_and_leave_group`](Self::close_and_leave_group) leaves at once.
+    ///
+    /// # Errors
+    /// A commit that failed (the instance is closed anyway).
+    pub fn close(&mut self) -> Result<()> {
+        self.close_with(false)
+    }
+
+    /// Closes the instance and leaves the group at once (Kafka's
+    /// `CloseOptions.leaveGroup(true)`).
+    ///
+    /// # Errors
+    /// A commit that failed (the instance is closed anyway).
+    pub fn close_and_leave_group(&mut self) -> Result<()> {
+        self.close_with(true)
+    }
+
+    fn close_with(&mut self, leave_group: bool) -> Result<()> {
+        if matches!(self.state, State::NotRunning) {
+            return Ok(());
+        }
+        self.set_state(State::PendingShutdown);
+        let mut first = Ok(());
+        for t in &mut self.threads {
+            if let Err(e) = t.close(leave_group)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        self.threads.clear();
+        self.set_state(State::NotRunning);
+        first
+    }
+
+    /// The instance dies at once, as a killed process: no commit, no
+    /// flush, no leave-group. Its group membership lasts until its
+    /// session times out on the cluster's clock; what it processed since
+    /// its last commit is processed again by the next owner of its tasks.
+    pub fn crash(self) {
+        drop(self);
+    }
+
+    /// Each stream thread's tasks (Kafka's `metadataForLocalThreads`).
+    pub fn threads(&self) -> Vec<ThreadMetadata> {
+        self.threads
+            .iter()
+            .map(|t| ThreadMetadata {
+                thread_name: t.name.clone(),
+                active_tasks: t.tasks.keys().copied().collect(),
+                standby_tasks: t.standbys.keys().copied().collect(),
+            })
+            .collect()
+    }
+
+    /// The active tasks of every thread, in task order.
+    pub fn active_tasks(&self) -> Vec<TaskId> {
+        let mut all: Vec<TaskId> = self
+            .threads
+            .iter()
+            .flat_map(|t| t.tasks.keys().copied())
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// The standby tasks of every thread, in task order.
+    pub fn standby_tasks(&self) -> Vec<TaskId> {
+        let mut all: Vec<TaskId> = self
+            .threads
+            .iter()
+            .flat_map(|t| t.standbys.keys().copied())
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// The store `name` of the active task `task` on this instance.
+    ///
+    /// # Errors
+    /// [`RuntimeError::StoreNotLocal`] when `task` is not active here (the
+    /// store may have migrated); a store of another type or name.
+    pub fn store<S: StateStore>(&self, name: &str, task: TaskId) -> Result<RefMut<'_, S>> {
+        let Some(t) = self.threads.iter().find_map(|t| t.tasks.get(&task)) else {
+            return Err(RuntimeError::StoreNotLocal {
+                store: name.to_owned(),
+                task: Some(task),
+            });
+        };
+        Ok(t.engine.store::<S>(name)?)
+    }
+
+    /// The store `name` of a standby task `task` on this instance.
+    ///
+    /// # Errors
+    /// [`RuntimeError::StoreNotLocal`] when `task` is no standby here.
+    pub fn standby_store<S: StateStore>(&self, name: &str, task: TaskId) -> Result<RefMut<'_, S>> {
+        let Some(t) = self.threads.iter().find_map(|t| t.standbys.get(&task)) else {
+            return Err(RuntimeError::StoreNotLocal {
+                store: name.to_owned(),
+                task: Some(task),
+            });
+        };
+        Ok(t.engine.store::<S>(name)?)
+    }
+
+    /// The tasks whose store `name` is on this instance, active ones.
+    pub fn tasks_with_store(&self, name: &str) -> Vec<TaskId> {
+        let mut tasks: Vec<TaskId> = self
+            .threads
+            .iter()
+            .flat_map(|t| t.tasks.iter())
+            .filter(|(_, task)| {
+                task.meta.changelogs.iter().any(|(s, _)| s == name)
+                    || task.engine.store_names().iter().any(|s| s == name)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        tasks.sort();
+        tasks
+    }
+
+    /// The resolved topology (partition counts, tasks), once started.
+    pub fn topology_metadata(&self) -> Option<&TopologyMetadata> {
+        self.metadata.as_deref()
+    }
+}

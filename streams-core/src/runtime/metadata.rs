@@ -1,0 +1,209 @@
+//! What the runtime derives from the topology and the cluster before it
+//! runs: the partition count of every topic a task reads (repartition
+//! topics get the count Kafka would pick), the tasks (one per
+//! sub-topology and partition) and each task's input partitions and
+//! changelogs.
+//!
+//! Kafka's rules (`RepartitionTopics`, `DefaultPartitionGrouper`,
+//! `CopartitionedTopicsEnforcer`):
+//! - a repartition topic gets the largest partition count among the source
+//!   topics of the sub-topologies that write to it (resolved through
+//!   chains of repartition topics);
+//! - a sub-topology has as many tasks as its source topic with the most
+//!   partitions; task `s_p` reads partition `p` of each of its topics that
+//!   has one;
+//! - changelog topics get one partition per task of their sub-topology.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use streams_clients::TopicPartition;
+
+use crate::runtime::error::{Result, RuntimeError};
+use crate::runtime::task_id::TaskId;
+use crate::topology::TopicsInfo;
+
+/// One task: what it reads and what it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskMetadata {
+    /// The task.
+    pub id: TaskId,
+    /// The partitions it reads.
+    pub partitions: Vec<TopicPartition>,
+    /// Its stores with their changelog topics (the task's partition of
+    /// each is its changelog partition).
+    pub changelogs: Vec<(String, String)>,
+    /// Whether it has state stores.
+    pub stateful: bool,
+}
+
+/// The resolved topology: partition counts and tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopologyMetadata {
+    /// Each sub-topology's topics.
+    pub subtopologies: Vec<TopicsInfo>,
+    /// The partition count of every source and repartition topic.
+    pub partitions: BTreeMap<String, i32>,
+    /// The tasks, by id.
+    pub tasks: BTreeMap<TaskId, TaskMetadata>,
+}
+
+impl TopologyMetadata {
+    /// Resolves `subtopologies` against the cluster's partition counts
+    /// (`count_of` answers for topics that exist) and the explicit counts
+    /// of repartition topics in `fixed`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::MissingSourceTopics`] for user source topics that do
+    /// not exist; [`RuntimeError::NotCopartitioned`] when the topics of a
+    /// co-partition group differ in partition count;
+    /// [`RuntimeError::Unsupported`] for pattern sources.
+    pub fn resolve(
+        subtopologies: Vec<TopicsInfo>,
+        copartition_groups: &[Vec<String>],
+        mut count_of: impl FnMut(&str) -> Result<Option<i32>>,
+    ) -> Result<Self> {
+        let mut partitions = BTreeMap::new();
+        let mut missing = Vec::new();
+        for info in &subtopologies {
+            if !info.source_patterns.is_empty() {
+                return Err(RuntimeError::Unsupported {
+                    feature: "sources that read a topic pattern",
+                    hint: "name the topics in the source",
+                });
+            }
+            for topic in &info.source_topics {
+                if partitions.contains_key(topic) || missing.contains(topic) {
+                    continue;
+                }
+                match count_of(topic)? {
+                    Some(n) => {
+                        partitions.insert(topic.clone(), n);
+                    }
+                    None => missing.push(topic.clone()),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(RuntimeError::MissingSourceTopics { topics: missing });
+        }
+        // Repartition topics: the largest count among their writers'
+        // sources, repeated until every chain is resolved.
+        let repartition: BTreeSet<&String> = subtopologies
+            .iter()
+            .flat_map(|i| &i.repartition_source_topics)
+            .collect();
+        loop {
+            let mut progress = false;
+            for topic in &repartition {
+                if partitions.contains_key(*topic) {
+                    continue;
+                }
+                let mut count = None;
+                let mut unresolved = false;
+                for writer in subtopologies
+                    .iter()
+                    .filter(|i| i.repartition_sink_topics.contains(topic))
+                {
+                    for source in writer.all_source_topics() {
+                        match partitions.get(source) {
+                            Some(&n) => count = Some(count.map_or(n, |c: i32| c.max(n))),
+                            None => unresolved = true,
+                        }
+                    }
+                }
+                if let (Some(n), false) = (count, unresolved) {
+                    partitions.insert((*topic).clone(), n);
+                    progress = true;
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        // Repartition topics in a co-partition group take the group's
+        // largest count; user topics in a group must agree.
+        for group in copartition_groups {
+            let user: Vec<(String, i32)> = group
+                .iter()
+                .filter(|t| !repartition.contains(t))
+                .filter_map(|t| partitions.get(t).map(|&n| (t.clone(), n)))
+                .collect();
+            if user.windows(2).any(|w| w[0].1 != w[1].1) {
+                return Err(RuntimeError::NotCopartitioned { topics: user });
+            }
+            let max = group
+                .iter()
+                .filter_map(|t| partitions.get(t))
+                .max()
+                .copied();
+            if let Some(max) = max {
+                let target = user.first().map_or(max, |u| u.1);
+                for t in group.iter().filter(|t| repartition.contains(t)) {
+                    partitions.insert(t.clone(), target);
+                }
+            }
+        }
+        let mut tasks = BTreeMap::new();
+        for info in &subtopologies {
+            let count = info
+                .all_source_topics()
+                .filter_map(|t| partitions.get(t))
+                .max()
+                .copied()
+                .unwrap_or(0);
+            let sub = u32::try_from(info.subtopology).unwrap_or(u32::MAX);
+            for p in 0..count {
+                let id = TaskId::new(sub, u32::try_from(p).unwrap_or(0));
+                let task_partitions = info
+                    .all_source_topics()
+                    .filter(|t| partitions.get(*t).is_some_and(|&n| n > p))
+                    .map(|t| TopicPartition::new(t, p))
+                    .collect();
+                tasks.insert(
+                    id,
+                    TaskMetadata {
+                        id,
+                        partitions: task_partitions,
+                        changelogs: info.changelog_topics.clone(),
+                        stateful: info.is_stateful(),
+                    },
+                );
+            }
+        }
+        Ok(TopologyMetadata {
+            subtopologies,
+            partitions,
+            tasks,
+        })
+    }
+
+    /// The task that reads `partition`, if any.
+    pub fn task_of(&self, partition: &TopicPartition) -> Option<TaskId> {
+        self.tasks
+            .values()
+            .find(|t| t.partitions.contains(partition))
+            .map(|t| t.id)
+    }
+
+    /// The number of tasks of the sub-topology that writes changelog
+    /// `topic` (its partition count).
+    pub fn changelog_partitions(&self, topic: &str) -> Option<i32> {
+        let info = self
+            .subtopologies
+            .iter()
+            .find(|i| i.changelog_topics.iter().any(|(_, t)| t == topic))?;
+        let sub = u32::try_from(info.subtopology).ok()?;
+        let n = self.tasks.keys().filter(|t| t.subtopology == sub).count();
+        i32::try_from(n).ok()
+    }
+
+    /// Every source topic (user and repartition), sorted.
+    pub fn source_topics(&self) -> Vec<String> {
+        let all: BTreeSet<&str> = self
+            .subtopologies
+            .iter()
+            .flat_map(TopicsInfo::all_source_topics)
+            .collect();
+        all.into_iter().map(str::to_owned).collect()
+    }
+}

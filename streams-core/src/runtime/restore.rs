@@ -1,0 +1,186 @@
+//! Restoring a task's stores from their changelogs before it processes,
+//! as Kafka Streams' `StoreChangelogReader` does, with Kafka's
+//! `StateRestoreListener` callbacks.
+//!
+//! A task restores each store from its changelog partition (the task's
+//! partition of `<application.id>-<store>-changelog`), from where its
+//! stores already are (the beginning, or a standby's position) up to the
+//! end offset it finds when the restore starts (the last stable offset
+//! under exactly-once, so aborted writes are not restored).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use streams_clients::{Consumer, TopicPartition};
+
+use crate::record::RawRecord;
+use crate::runtime::error::{Result, RuntimeError};
+use crate::runtime::task::{Task, to_raw};
+
+/// Kafka's `StateRestoreListener`: told when a store's restoration starts,
+/// after each batch, and when it ends.
+pub trait RestoreListener: Send + std::fmt::Debug {
+    /// Restoration of `store` from `partition` starts at offset `start`
+    /// and runs to `end` (exclusive).
+    fn on_restore_start(&mut self, partition: &TopicPartition, store: &str, start: i64, end: i64);
+    /// A batch of `records` was restored, up to `batch_end_offset`.
+    fn on_batch_restored(
+        &mut self,
+        partition: &TopicPartition,
+        store: &str,
+        batch_end_offset: i64,
+        records: usize,
+    );
+    /// Restoration of `store` ended after `total` records.
+    fn on_restore_end(&mut self, partition: &TopicPartition, store: &str, total: usize);
+}
+
+/// One restoration, as a [`RestoreListener`] saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restoration {
+    /// The changelog partition.
+    pub partition: TopicPartition,
+    /// The store.
+    pub store: String,
+    /// The first offset restored.
+    pub start: i64,
+    /// The end offset (exclusive).
+    pub end: i64,
+    /// The records restored.
+    pub restored: usize,
+}
+
+/// A [`RestoreListener`] that keeps every restoration, for tests and
+/// examples.
+#[derive(Debug, Default, Clone)]
+pub struct RecordingRestoreListener {
+    /// The restorations, in the order they ended.
+    pub restorations: Vec<Restoration>,
+    current: BTreeMap<(TopicPartition, String), Restoration>,
+}
+
+impl RestoreListener for RecordingRestoreListener {
+    fn on_restore_start(&mut self, partition: &TopicPartition, store: &str, start: i64, end: i64) {
+        self.current.insert(
+            (partition.clone(), store.to_owned()),
+            Restoration {
+                partition: partition.clone(),
+                store: store.to_owned(),
+                start,
+                end,
+                restored: 0,
+            },
+        );
+    }
+
+    fn on_batch_restored(
+        &mut self,
+        partition: &TopicPartition,
+        store: &str,
+        _end: i64,
+        records: usize,
+    ) {
+        if let Some(r) = self.current.get_mut(&(partition.clone(), store.to_owned())) {
+            r.restored += records;
+        }
+    }
+
+    fn on_restore_end(&mut self, partition: &TopicPartition, store: &str, _total: usize) {
+        if let Some(r) = self.current.remove(&(partition.clone(), store.to_owned())) {
+            self.restorations.push(r);
+        }
+    }
+}
+
+/// A stream thread's restore consumer and the listener.
+#[derive(Debug)]
+pub(crate) struct Restorer {
+    consumer: Box<dyn Consumer>,
+    listener: Option<Arc<Mutex<dyn RestoreListener>>>,
+}
+
+impl Restorer {
+    pub(crate) fn new(
+        consumer: Box<dyn Consumer>,
+        listener: Option<Arc<Mutex<dyn RestoreListener>>>,
+    ) -> Self {
+        Restorer { consumer, listener }
+    }
+
+    fn tell(&self, f: impl FnOnce(&mut dyn RestoreListener)) {
+        if let Some(l) = &self.listener
+            && let Ok(mut l) = l.lock()
+        {
+            f(&mut *l);
+        }
+    }
+
+    /// Restores every store of `task` up to its changelog's current end.
+    pub(crate) fn restore(&mut self, task: &mut Task) -> Result<()> {
+        for (store, tp) in task.changelog_partitions() {
+            let context =
+                |what: &str| format!("task {}: {what} changelog {tp} of store {store}", task.id);
+            let end = self
+                .consumer
+                .end_offsets(std::slice::from_ref(&tp))
+                .map_err(|e| RuntimeError::client(context("reading the end of"), e))?
+                .get(&tp)
+                .copied()
+                .unwrap_or(0);
+            let start = task.changelog_offsets.get(&tp).copied().unwrap_or(0);
+            self.consumer
+                .assign(std::slice::from_ref(&tp))
+                .map_err(|e| RuntimeError::client(context("assigning"), e))?;
+            self.consumer
+                .seek(&tp, start)
+                .map_err(|e| RuntimeError::client(context("seeking"), e))?;
+            self.tell(|l| l.on_restore_start(&tp, &store, start, end));
+            let mut total = 0;
+            let mut position = start;
+            while position < end {
+                let polled = self
+                    .consumer
+                    .poll()
+                    .map_err(|e| RuntimeError::client(context("reading"), e))?;
+                let batch: Vec<RawRecord> = polled
+                    .records
+                    .into_iter()
+                    .filter(|r| {
+                        r.offset < end && *r.topic == *tp.topic && r.partition == tp.partition
+                    })
+                    .map(|r| {
+                        position = position.max(r.offset + 1);
+                        to_raw(r)
+                    })
+                    .collect();
+                let moved = self
+                    .consumer
+                    .position(&tp)
+                    .map_err(|e| RuntimeError::client(context("reading the position in"), e))?;
+                if batch.is_empty() && moved <= position {
+                    // Nothing more to read below `end` (control records and
+                    // aborted data take offsets but restore nothing).
+                    break;
+                }
+                position = position.max(moved.min(end));
+                if !batch.is_empty() {
+                    task.engine
+                        .restore_store(&store, &batch)
+                        .map_err(|source| RuntimeError::Task {
+                            task: task.id,
+                            source,
+                        })?;
+                    total += batch.len();
+                    self.tell(|l| l.on_batch_restored(&tp, &store, position, batch.len()));
+                }
+            }
+            task.changelog_offsets
+                .insert(tp.clone(), position.max(start));
+            self.tell(|l| l.on_restore_end(&tp, &store, total));
+        }
+        self.consumer.assign(&[]).map_err(|e| {
+            RuntimeError::client(format!("task {}: releasing its changelogs", task.id), e)
+        })?;
+        Ok(())
+    }
+}

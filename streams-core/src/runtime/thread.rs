@@ -1,0 +1,594 @@
+//! A stream thread (Kafka's `StreamThread`): one consumer in the
+//! application's group, one producer (transactional under
+//! `exactly_once_v2`), a restore consumer, and the tasks the group gave
+//! it. On the simulated cluster it is stepped, not spawned: each
+//! [`StreamThread::step`] polls once, acts on a rebalance, restores new
+//! tasks' stores, processes what was fetched, punctuates and commits when
+//! `commit.interval.ms` has passed on the clients' clock.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use streams_clients::{
+    ClientConfig, ClientSupplier, Clock, Consumer, Producer, Rebalance, TopicPartition,
+};
+
+use crate::config::StreamsConfig;
+use crate::engine::StreamTask;
+use crate::runtime::config::{ProcessingGuarantee, RuntimeConfig};
+use crate::runtime::error::{Result, RuntimeError};
+use crate::runtime::metadata::{TaskMetadata, TopologyMetadata};
+use crate::runtime::restore::{RestoreListener, Restorer};
+use crate::runtime::streams_assignor::{OwnedTasks, StreamsAssignor, parse_lines, parse_tasks};
+use crate::runtime::task::{Task, changelog_partitions, to_raw};
+use crate::runtime::task_id::TaskId;
+use crate::topology::Topology;
+
+/// A stream thread's life, Kafka's `StreamThread.State`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadState {
+    /// Made, not polled yet.
+    Created,
+    /// Joining the group, or between a revocation and the next assignment.
+    PartitionsRevoked,
+    /// Assigned; restoring its tasks' stores.
+    PartitionsAssigned,
+    /// Processing.
+    Running,
+    /// Closed.
+    Dead,
+}
+
+/// What one step did, for the caller's idle check.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StepOutcome {
+    pub(crate) processed: usize,
+    pub(crate) fetched: usize,
+    pub(crate) rebalanced: bool,
+    pub(crate) committed: bool,
+}
+
+/// A standby task: stores kept up to date from their changelogs.
+#[derive(Debug)]
+pub(crate) struct Standby {
+    pub(crate) engine: StreamTask,
+    pub(crate) meta: TaskMetadata,
+    pub(crate) changelog_offsets: BTreeMap<TopicPartition, i64>,
+}
+
+/// A stream thread. See the [module docs](self).
+pub(crate) struct StreamThread {
+    pub(crate) name: String,
+    state: ThreadState,
+    consumer: Box<dyn Consumer>,
+    producer: Box<dyn Producer>,
+    restorer: Restorer,
+    standby_consumer: Box<dyn Consumer>,
+    clock: Arc<dyn Clock>,
+    topology: Topology,
+    streams_config: StreamsConfig,
+    config: RuntimeConfig,
+    metadata: Arc<TopologyMetadata>,
+    pub(crate) tasks: BTreeMap<TaskId, Task>,
+    /// Tasks revoked by the last rebalance, kept until the assignment says
+    /// whether they stay (then they resume without restoring).
+    suspended: BTreeMap<TaskId, Task>,
+    pub(crate) standbys: BTreeMap<TaskId, Standby>,
+    owned: Arc<Mutex<OwnedTasks>>,
+    assignment_failure: Arc<Mutex<Option<crate::runtime::assignor::TaskAssignmentError>>>,
+    last_commit_ms: i64,
+    in_transaction: bool,
+    admin: Box<dyn streams_clients::Admin>,
+}
+
+impl std::fmt::Debug for StreamThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamThread")
+            .field("name", &self.name)
+            .field("state", &self.state)
+            .field("tasks", &self.tasks.keys().collect::<Vec<_>>())
+            .field("standbys", &self.standbys.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamThread {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        index: usize,
+        process_id: &str,
+        topology: &Topology,
+        streams_config: &StreamsConfig,
+        config: &RuntimeConfig,
+        metadata: Arc<TopologyMetadata>,
+        clients: &dyn ClientSupplier,
+        listener: Option<Arc<Mutex<dyn RestoreListener>>>,
+    ) -> Result<Self> {
+        let name = format!("{process_id}-StreamThread-{}", index + 1);
+        let eos = config.guarantee == ProcessingGuarantee::ExactlyOnceV2;
+        let isolation = if eos {
+            "read_committed"
+        } else {
+            "read_uncommitted"
+        };
+        let mut consumer_config = ClientConfig::new()
+            .set("client.id", format!("{name}-consumer"))
+            .set("group.id", &config.application_id)
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("isolation.level", isolation)
+            .set("max.poll.records", config.max_poll_records.to_string());
+        if let Some(ms) = &config.session_timeout_ms {
+            consumer_config.insert("session.timeout.ms", ms.clone());
+        }
+        if let Some(ms) = &config.max_poll_interval_ms {
+            consumer_config.insert("max.poll.interval.ms", ms.clone());
+        }
+        let client_err = |what: &str| {
+            let what = format!("stream thread {name}: {what}");
+            move |e| RuntimeError::client(what, e)
+        };
+        let mut consumer = clients
+            .consumer(&consumer_config)
+            .map_err(client_err("creating its consumer"))?;
+        let restore_config = ClientConfig::new()
+            .set("client.id", format!("{name}-restore-consumer"))
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("isolation.level", isolation);
+        let restore_consumer = clients
+            .consumer(&restore_config)
+            .map_err(client_err("creating its restore consumer"))?;
+        let standby_consumer = clients
+            .consumer(
+                &restore_config
+                    .clone()
+                    .set("client.id", format!("{name}-standby-consumer")),
+            )
+            .map_err(client_err("creating its standby consumer"))?;
+        let mut producer_config = ClientConfig::new().set("client.id", format!("{name}-producer"));
+        if eos {
+            producer_config.insert(
+                "transactional.id",
+                format!("{}-{process_id}-{}", config.application_id, index + 1),
+            );
+        }
+        let mut producer = clients
+            .producer(&producer_config)
+            .map_err(client_err("creating its producer"))?;
+        if eos {
+            producer
+                .init_transactions()
+                .map_err(client_err("initializing its transactional producer"))?;
+        }
+        let admin = clients
+            .admin(&ClientConfig::new().set("client.id", format!("{name}-admin")))
+            .map_err(client_err("creating its admin client"))?;
+        let owned = Arc::new(Mutex::new(OwnedTasks::default()));
+        let assignment_failure: Arc<Mutex<Option<crate::runtime::assignor::TaskAssignmentError>>> =
+            Arc::new(Mutex::new(None));
+        let assignor = Arc::new(StreamsAssignor {
+            process_id: process_id.to_owned(),
+            thread: name.clone(),
+            metadata: metadata.clone(),
+            num_standby_replicas: config.num_standby_replicas,
+            owned: owned.clone(),
+            failure: assignment_failure.clone(),
+        });
+        consumer
+            .subscribe(&metadata.source_topics(), assignor)
+            .map_err(client_err("subscribing to the source topics"))?;
+        let clock = clients.clock();
+        let now = clock.now_ms();
+        Ok(StreamThread {
+            name,
+
+            state: ThreadState::Created,
+            consumer,
+            producer,
+            restorer: Restorer::new(restore_consumer, listener),
+            standby_consumer,
+            clock,
+            topology: topology.clone(),
+            streams_config: streams_config.clone(),
+            config: config.clone(),
+            metadata,
+            tasks: BTreeMap::new(),
+            suspended: BTreeMap::new(),
+            standbys: BTreeMap::new(),
+            owned,
+            assignment_failure,
+            last_commit_ms: now,
+            in_transaction: false,
+            admin,
+        })
+    }
+
+    pub(crate) fn state(&self) -> ThreadState {
+        self.state
+    }
+
+    fn eos(&self) -> bool {
+        self.config.guarantee == ProcessingGuarantee::ExactlyOnceV2
+    }
+
+    /// One round: poll, rebalance, restore, process, punctuate, commit.
+    pub(crate) fn step(&mut self) -> Result<StepOutcome> {
+        let mut outcome = StepOutcome::default();
+        if self.state == ThreadState::Dead {
+            return Ok(outcome);
+        }
+        let polled = self
+            .consumer
+            .poll()
+            .map_err(|e| RuntimeError::client(format!("stream thread {}: poll", self.name), e))?;
+        if let Some(failure) = self
+            .assignment_failure
+            .lock()
+            .ok()
+            .and_then(|mut f| f.take())
+        {
+            return Err(RuntimeError::Assignment(failure));
+        }
+        match polled.rebalance {
+            Some(Rebalance::Revoked(_)) => {
+                outcome.rebalanced = true;
+                self.on_revoked()?;
+                return Ok(outcome);
+            }
+            Some(Rebalance::Lost(_)) => {
+                outcome.rebalanced = true;
+                self.on_lost();
+                return Ok(outcome);
+            }
+            Some(Rebalance::Assigned { user_data, .. }) => {
+                outcome.rebalanced = true;
+                let lines = parse_lines(&user_data);
+                let active = parse_tasks(lines.get("active"));
+                let standby = parse_tasks(lines.get("standby"));
+                self.on_assigned(&active, &standby)?;
+            }
+            None => {}
+        }
+        outcome.fetched = polled.records.len();
+        for record in polled.records {
+            let tp = TopicPartition::new(&*record.topic, record.partition);
+            if let Some(id) = self.metadata.task_of(&tp)
+                && let Some(task) = self.tasks.get_mut(&id)
+            {
+                task.add(record);
+            }
+        }
+        if self.state == ThreadState::Created || self.state == ThreadState::PartitionsRevoked {
+            return Ok(outcome);
+        }
+        self.state = ThreadState::Running;
+        let now = self.clock.now_ms();
+        let max = usize::try_from(self.config.max_poll_records).unwrap_or(usize::MAX);
+        let ends = self.end_offsets_of_empty()?;
+        let positions: BTreeMap<TopicPartition, i64> = ends
+            .keys()
+            .filter_map(|tp| self.consumer.position(tp).ok().map(|p| (tp.clone(), p)))
+            .collect();
+        let caught_up = |tp: &TopicPartition| match (ends.get(tp), positions.get(tp)) {
+            (Some(end), Some(pos)) => pos >= end,
+            _ => true,
+        };
+        let eos = self.eos();
+        for task in self.tasks.values_mut() {
+            if eos && !self.in_transaction && task.buffered() > 0 {
+                self.producer.begin_transaction().map_err(|e| {
+                    RuntimeError::client(
+                        format!("stream thread {}: begin_transaction", self.name),
+                        e,
+                    )
+                })?;
+                self.in_transaction = true;
+            }
+            outcome.processed += task.process(
+                max,
+                now,
+                self.config.max_task_idle_ms,
+                &caught_up,
+                self.producer.as_mut(),
+            )?;
+        }
+        if eos && !self.in_transaction && self.tasks.values().any(|t| t.dirty) {
+            // Wall-clock punctuations may produce: they run in a transaction too.
+            self.producer.begin_transaction().map_err(|e| {
+                RuntimeError::client(format!("stream thread {}: begin_transaction", self.name), e)
+            })?;
+            self.in_transaction = true;
+        }
+        for task in self.tasks.values_mut() {
+            task.punctuate_wall_clock(now, self.producer.as_mut())?;
+        }
+        self.update_standbys()?;
+        if now - self.last_commit_ms >= self.config.commit_interval_ms {
+            outcome.committed = self.commit()?;
+        }
+        Ok(outcome)
+    }
+
+    /// The end offsets of the assigned partitions whose queue is empty.
+    fn end_offsets_of_empty(&self) -> Result<BTreeMap<TopicPartition, i64>> {
+        let empty: Vec<TopicPartition> = self
+            .tasks
+            .values()
+            .flat_map(|t| t.meta.partitions.iter().cloned())
+            .collect();
+        if empty.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        self.consumer.end_offsets(&empty).map_err(|e| {
+            RuntimeError::client(format!("stream thread {}: end offsets", self.name), e)
+        })
+    }
+
+    /// Whether any task processed records that are not committed.
+    pub(crate) fn has_uncommitted(&self) -> bool {
+        self.tasks.values().any(|t| t.dirty)
+    }
+
+    /// When the next commit is due on the clock.
+    pub(crate) fn next_commit_ms(&self) -> i64 {
+        self.last_commit_ms
+            .saturating_add(self.config.commit_interval_ms)
+    }
+
+    /// Commits every task: flushes caches, sends, waits for the
+    /// acknowledgements, then commits the input offsets (in the
+    /// transaction, under exactly-once), and purges repartition topics up
+    /// to the committed offsets. Returns whether anything was committed.
+    pub(crate) fn commit(&mut self) -> Result<bool> {
+        self.last_commit_ms = self.clock.now_ms();
+        if !self.tasks.values().any(|t| t.dirty) {
+            return Ok(false);
+        }
+        let mut offsets = BTreeMap::new();
+        for task in self.tasks.values_mut() {
+            if task.dirty {
+                offsets.extend(task.prepare_commit(self.producer.as_mut())?);
+            }
+        }
+        let name = self.name.clone();
+        let migrated = |e: streams_clients::ClientError, what: &str| {
+            RuntimeError::client(format!("stream thread {name}: {what}"), e)
+        };
+        let result = if self.eos() {
+            let group = self.consumer.group_metadata();
+            match group {
+                Some(group) if self.in_transaction => self
+                    .producer
+                    .send_offsets_to_transaction(&offsets, &group)
+                    .and_then(|()| self.producer.commit_transaction())
+                    .map_err(|e| migrated(e, "committing its transaction")),
+                _ => Ok(()),
+            }
+        } else {
+            self.producer
+                .flush()
+                .map(|_| ())
+                .map_err(|e| migrated(e, "flushing its producer"))
+                .and_then(|()| {
+                    self.consumer
+                        .commit(&offsets)
+                        .map_err(|e| migrated(e, "committing offsets"))
+                })
+        };
+        self.in_transaction = false;
+        if let Err(e) = result {
+            if e.is_task_migrated() {
+                // Another instance owns the tasks now: close them as
+                // zombies; the next poll rejoins.
+                self.close_tasks_dirty();
+                return Ok(false);
+            }
+            return Err(e);
+        }
+        for task in self.tasks.values_mut() {
+            task.dirty = false;
+        }
+        self.purge_repartition_topics(&offsets)?;
+        Ok(true)
+    }
+
+    /// Kafka Streams deletes what it committed of repartition topics.
+    fn purge_repartition_topics(&mut self, offsets: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+        let repartition: BTreeSet<&String> = self
+            .metadata
+            .subtopologies
+            .iter()
+            .flat_map(|i| &i.repartition_source_topics)
+            .collect();
+        let purge: BTreeMap<TopicPartition, i64> = offsets
+            .iter()
+            .filter(|(tp, _)| repartition.contains(&tp.topic))
+            .map(|(tp, o)| (tp.clone(), *o))
+            .collect();
+        if purge.is_empty() {
+            return Ok(());
+        }
+        self.admin.delete_records(&purge).map_err(|e| {
+            RuntimeError::client(
+                format!("stream thread {}: purging repartition topics", self.name),
+                e,
+            )
+        })
+    }
+
+    fn on_revoked(&mut self) -> Result<()> {
+        // Eager protocol: commit what was processed, keep the tasks aside
+        // until the assignment says whether they stay.
+        self.commit()?;
+        if self.eos() && self.in_transaction {
+            let _ = self.producer.abort_transaction();
+            self.in_transaction = false;
+        }
+        for (id, mut task) in std::mem::take(&mut self.tasks) {
+            task.clear_buffers();
+            self.suspended.insert(id, task);
+        }
+        self.state = ThreadState::PartitionsRevoked;
+        Ok(())
+    }
+
+    fn on_lost(&mut self) {
+        self.close_tasks_dirty();
+        self.suspended.clear();
+        self.state = ThreadState::PartitionsRevoked;
+    }
+
+    /// Closes every task without committing: their uncommitted work is
+    /// processed again by their next owner.
+    fn close_tasks_dirty(&mut self) {
+        if self.eos() && self.in_transaction {
+            let _ = self.producer.abort_transaction();
+            self.in_transaction = false;
+        }
+        self.tasks.clear();
+        if let Ok(mut owned) = self.owned.lock() {
+            owned.active.clear();
+        }
+    }
+
+    fn on_assigned(&mut self, active: &BTreeSet<TaskId>, standby: &BTreeSet<TaskId>) -> Result<()> {
+        self.state = ThreadState::PartitionsAssigned;
+        let now = self.clock.now_ms();
+        let mut suspended = std::mem::take(&mut self.suspended);
+        for &id in active {
+            let Some(meta) = self.metadata.tasks.get(&id).cloned() else {
+                continue;
+            };
+            let task = if let Some(mut task) = suspended.remove(&id) {
+                // Stayed with this thread: resume from the committed offsets.
+                task.consumed.clear();
+                task
+            } else if let Some(standby) = self.standbys.remove(&id) {
+                let mut task = Task::new(standby.engine, meta);
+                task.changelog_offsets = standby.changelog_offsets;
+                self.restorer.restore(&mut task)?;
+                task
+            } else {
+                let engine = StreamTask::for_subtopology(
+                    &self.topology,
+                    &self.streams_config,
+                    usize::try_from(id.subtopology).unwrap_or(usize::MAX),
+                    i32::try_from(id.partition).unwrap_or(i32::MAX),
+                    now,
+                )?;
+                let mut task = Task::new(engine, meta);
+                self.restorer.restore(&mut task)?;
+                task
+            };
+            // Start from the committed offsets (or the beginning).
+            for tp in &task.meta.partitions {
+                let committed = self.consumer.committed(tp).map_err(|e| {
+                    RuntimeError::client(format!("task {id}: committed offset of {tp}"), e)
+                })?;
+                if let Some(offset) = committed {
+                    self.consumer
+                        .seek(tp, offset)
+                        .map_err(|e| RuntimeError::client(format!("task {id}: seek {tp}"), e))?;
+                }
+            }
+            self.tasks.insert(id, task);
+        }
+        // Suspended tasks that moved elsewhere are closed (committed already).
+        drop(suspended);
+        // Standbys: keep those still assigned, add new ones.
+        self.standbys.retain(|id, _| standby.contains(id));
+        for &id in standby {
+            if self.standbys.contains_key(&id) {
+                continue;
+            }
+            let Some(meta) = self.metadata.tasks.get(&id).cloned() else {
+                continue;
+            };
+            let engine = StreamTask::for_subtopology(
+                &self.topology,
+                &self.streams_config,
+                usize::try_from(id.subtopology).unwrap_or(usize::MAX),
+                i32::try_from(id.partition).unwrap_or(i32::MAX),
+                now,
+            )?;
+            self.standbys.insert(
+                id,
+                Standby {
+                    engine,
+                    meta,
+                    changelog_offsets: BTreeMap::new(),
+                },
+            );
+        }
+        let standby_partitions: Vec<TopicPartition> = self
+            .standbys
+            .values()
+            .flat_map(|s| changelog_partitions(&s.meta).into_iter().map(|(_, tp)| tp))
+            .collect();
+        self.standby_consumer
+            .assign(&standby_partitions)
+            .map_err(|e| {
+                RuntimeError::client(
+                    format!("stream thread {}: assigning standby changelogs", self.name),
+                    e,
+                )
+            })?;
+        for s in self.standbys.values() {
+            for (tp, offset) in &s.changelog_offsets {
+                let _ = self.standby_consumer.seek(tp, *offset);
+            }
+        }
+        if let Ok(mut owned) = self.owned.lock() {
+            owned.active = active.clone();
+            owned.standby = standby.clone();
+        }
+        self.last_commit_ms = now;
+        self.state = ThreadState::Running;
+        Ok(())
+    }
+
+    /// Applies what the standby changelogs got since the last step.
+    fn update_standbys(&mut self) -> Result<()> {
+        if self.standbys.is_empty() {
+            return Ok(());
+        }
+        let polled = self.standby_consumer.poll().map_err(|e| {
+            RuntimeError::client(
+                format!("stream thread {}: polling standby changelogs", self.name),
+                e,
+            )
+        })?;
+        for record in polled.records {
+            let tp = TopicPartition::new(&*record.topic, record.partition);
+            for (id, standby) in &mut self.standbys {
+                if let Some((store, _)) = changelog_partitions(&standby.meta)
+                    .into_iter()
+                    .find(|(_, t)| *t == tp)
+                {
+                    let offset = record.offset;
+                    standby
+                        .engine
+                        .restore_store(&store, &[to_raw(record.clone())])
+                        .map_err(|source| RuntimeError::Task { task: *id, source })?;
+                    standby.changelog_offsets.insert(tp.clone(), offset + 1);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the thread: commits (a clean close), then releases the
+    /// clients; the consumer leaves the group only if `leave_group`.
+    pub(crate) fn close(&mut self, leave_group: bool) -> Result<()> {
+        if self.state == ThreadState::Dead {
+            return Ok(());
+        }
+        let result = self.commit();
+        self.consumer.close(leave_group);
+        self.tasks.clear();
+        self.standbys.clear();
+        self.state = ThreadState::Dead;
+        result.map(|_| ())
+    }
+}
