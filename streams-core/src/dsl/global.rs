@@ -44,7 +44,7 @@ use crate::dsl::table_processors::TableSource;
 use crate::dsl::{Consumed, KStream, Materialized, StreamsBuilder};
 use crate::processor::node::{ErasedNode, ProcessorNode};
 use crate::record::Change;
-use crate::state::DslKeyValueStoreBuilder;
+use crate::state::{BuiltInStoreBuilder, TimestampedKeyValueStore};
 use crate::topology::GlobalStoreParts;
 
 /// A table every instance holds whole, Kafka's `GlobalKTable<K, V>`. Made
@@ -122,14 +122,15 @@ pub(crate) fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     // The serdes of `consumed` win, as in Kafka.
     let key_serde = consumed.key_serde.clone().or(materialized.key_serde);
     let value_serde = consumed.value_serde.clone().or(materialized.value_serde);
-    let store_builder = DslKeyValueStoreBuilder::<K, V> {
-        name: store.clone(),
-        key_serde: key_serde.clone(),
-        value_serde: value_serde.clone(),
-        logging: false,
-        // A global table forwards nothing, so a cache changes nothing.
-        caching: false,
-    };
+    // A global table forwards nothing, so it keeps no record cache (the
+    // builder's default); its topic is its changelog.
+    let store_builder = BuiltInStoreBuilder::<TimestampedKeyValueStore<K, V>>::new(
+        store.clone(),
+        (),
+        key_serde.clone(),
+        value_serde.clone(),
+    )
+    .with_logging_disabled();
     let store_name = store.clone();
     let processor_factory: crate::topology::NodeFactory = Rc::new(move |_config, node: &str| {
         let table = TableSource {

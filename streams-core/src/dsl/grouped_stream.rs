@@ -11,7 +11,7 @@ use crate::dsl::table_processors::StreamAggregate;
 use crate::dsl::{Grouped, KStream, Materialized};
 use crate::record::Change;
 use crate::serde::I64Serde;
-use crate::state::DslKeyValueStoreBuilder;
+use crate::state::TimestampedKeyValueStore;
 
 /// A stream grouped by key, ready to aggregate, Kafka's `KGroupedStream`.
 ///
@@ -171,7 +171,6 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
             stream = stream.through_internal_topic(&base, key_serde.clone(), value_serde);
         }
         let builder = stream.builder().clone();
-        let store_key_serde = materialized.key_serde.clone().or(key_serde.clone());
         let value_serde = materialized.value_serde.clone();
         let send_old = Rc::new(std::cell::Cell::new(false));
         let parent = stream.node_name().to_owned();
@@ -189,13 +188,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
                 &[&parent],
             )?;
             t.add_state_store(
-                DslKeyValueStoreBuilder::<K, VA> {
-                    name: store.clone(),
-                    key_serde: store_key_serde,
-                    value_serde: value_serde.clone(),
-                    logging: materialized.logging,
-                    caching: materialized.caching,
-                },
+                materialized.store_builder::<TimestampedKeyValueStore<K, VA>>(
+                    &store,
+                    (),
+                    key_serde.clone(),
+                ),
                 &[&name],
             )
             .map(|_| ())

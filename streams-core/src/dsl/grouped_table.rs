@@ -14,7 +14,7 @@ use crate::dsl::table_processors::{TableAggregate, TableRepartitionMap};
 use crate::dsl::{Grouped, Materialized, StreamsBuilder};
 use crate::record::Change;
 use crate::serde::{I64Serde, SerdeRef};
-use crate::state::DslKeyValueStoreBuilder;
+use crate::state::TimestampedKeyValueStore;
 use crate::topology::{NodeKind, SinkTopic, TopicName};
 
 /// A table grouped by a new key, ready to aggregate, Kafka's `KGroupedTable`.
@@ -147,13 +147,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
             .value_serde
             .clone()
             .map(|inner| Arc::new(ChangeSerde { inner }) as SerdeRef<Change<V>>);
-        let store_key_serde = materialized.key_serde.clone().or(key_serde.clone());
         let value_serde = materialized.value_serde.clone();
         let send_old = Rc::new(std::cell::Cell::new(false));
         let (flag, sname, parent) = (send_old.clone(), store.clone(), self.node.clone());
         let change_serde_for_source = change_serde.clone();
         let ks2 = key_serde.clone();
-        let (logging, caching) = (materialized.logging, materialized.caching);
         self.builder.with_topology(|t| {
             t.add_typed_sink::<K, Change<V>>(
                 &sink,
@@ -185,13 +183,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
                 &[&source],
             )?;
             t.add_state_store(
-                DslKeyValueStoreBuilder::<K, VA> {
-                    name: store.clone(),
-                    key_serde: store_key_serde,
-                    value_serde: value_serde.clone(),
-                    logging,
-                    caching,
-                },
+                materialized.store_builder::<TimestampedKeyValueStore<K, VA>>(
+                    &store,
+                    (),
+                    key_serde.clone(),
+                ),
                 &[&name],
             )
             .map(|_| ())

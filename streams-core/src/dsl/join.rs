@@ -97,7 +97,7 @@ use crate::dsl::ktable::{GetterSupplier, store_getter};
 use crate::dsl::{KStream, KTable, Materialized};
 use crate::record::Change;
 use crate::serde::{Serde, SerdeRef};
-use crate::state::DslKeyValueStoreBuilder;
+use crate::state::TimestampedKeyValueStore;
 
 /// Options of a stream-table join, Kafka's `Joined`: the serdes of the
 /// stream's key and value (for the repartition topic a re-keyed stream
@@ -426,13 +426,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 t.connect_processor_and_state_stores(&other_name, &this_stores)?;
                 if let Some((name, m)) = store {
                     t.add_state_store(
-                        DslKeyValueStoreBuilder::<K, VR> {
-                            name,
-                            key_serde: store_key_serde,
-                            value_serde: m.value_serde,
-                            logging: m.logging,
-                            caching: m.caching,
-                        },
+                        m.store_builder::<TimestampedKeyValueStore<K, VR>>(
+                            &name,
+                            (),
+                            store_key_serde,
+                        ),
                         &[&merge],
                     )?;
                 }

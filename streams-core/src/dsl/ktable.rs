@@ -9,7 +9,7 @@ use crate::dsl::{KStream, Materialized, StreamsBuilder};
 use crate::processor::Processor;
 use crate::record::Change;
 use crate::serde::SerdeRef;
-use crate::state::DslKeyValueStoreBuilder;
+use crate::state::TimestampedKeyValueStore;
 
 /// What a downstream operator needs from a table it looks rows up in.
 pub(crate) type GetterSupplier<K, V> = Rc<dyn Fn() -> (Vec<String>, ValueGetter<K, V>)>;
@@ -187,13 +187,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             )?;
             if let Some((store, m)) = store {
                 t.add_state_store(
-                    DslKeyValueStoreBuilder::<K, VR> {
-                        name: store,
-                        key_serde: m.key_serde.or(key_serde),
-                        value_serde: m.value_serde,
-                        logging: m.logging,
-                        caching: m.caching,
-                    },
+                    m.store_builder::<TimestampedKeyValueStore<K, VR>>(&store, (), key_serde),
                     &[&name],
                 )?;
             }
@@ -473,13 +467,7 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
             let m = m.clone();
             builder.with_topology(|t| {
                 t.add_state_store(
-                    DslKeyValueStoreBuilder::<K, V> {
-                        name: store.clone(),
-                        key_serde: m.key_serde,
-                        value_serde: m.value_serde,
-                        logging: m.logging,
-                        caching: m.caching,
-                    },
+                    m.store_builder::<TimestampedKeyValueStore<K, V>>(&store, (), None),
                     &[&processor],
                 )
                 .map(|_| ())

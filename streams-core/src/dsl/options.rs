@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use crate::dsl::KStream;
 use crate::serde::{Serde, SerdeRef};
+use crate::state::{BuiltInStore, BuiltInStoreBuilder};
 
 macro_rules! serde_options {
     ($(#[$doc:meta])* $name:ident) => {
@@ -356,5 +357,23 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     /// The store's name, if given.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
+    }
+
+    /// The builder of the store `name` that an operator keeps as this
+    /// says: its serdes (the key serde given here, else `key_serde`), its
+    /// changelog and its record cache.
+    pub(crate) fn store_builder<S>(
+        &self,
+        name: &str,
+        params: S::Params,
+        key_serde: Option<SerdeRef<K>>,
+    ) -> BuiltInStoreBuilder<S>
+    where
+        S: BuiltInStore<Key = K, Value = V>,
+    {
+        let key_serde = self.key_serde.clone().or(key_serde);
+        BuiltInStoreBuilder::new(name, params, key_serde, self.value_serde.clone())
+            .with_logging(self.logging)
+            .with_caching(self.caching)
     }
 }

@@ -56,12 +56,11 @@ use crate::dsl::join_processors::Joiner;
 use crate::dsl::processors::PassThrough;
 pub use crate::dsl::stream_join_processors::OUTER_JOIN_EMIT_INTERVAL_CONFIG;
 use crate::dsl::stream_join_processors::{
-    JoinWindowProcessor, JoinWindowStoreBuilder, LeftOrRight, OuterJoinStoreBuilder, SideWindows,
-    StreamStreamJoin,
+    JoinWindowProcessor, LeftOrRight, OuterJoinStoreBuilder, SideWindows, StreamStreamJoin,
 };
 use crate::error::{Result, StreamsError};
 use crate::serde::{Serde, SerdeRef};
-use crate::state::WindowParams;
+use crate::state::{BuiltInStoreBuilder, WindowParams, WindowSettings, WindowStore};
 use crate::time::millis;
 
 /// How close in time two records must be to join, Kafka's `JoinWindows`:
@@ -542,11 +541,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 &this_generated[this_prefix.len()..]
             ),
         });
-        let params = WindowParams {
+        // Each side's window store: retaining duplicates, retention
+        // `before + after + grace`, window size `before + after`.
+        let settings = WindowSettings::from(WindowParams {
             retention_ms: windows.size_ms() + windows.grace_ms(),
             window_size_ms: windows.size_ms(),
             retain_duplicates: true,
-        };
+        });
         let left_windows = SideWindows {
             join_before_ms: windows.before_ms,
             join_after_ms: windows.after_ms,
@@ -626,23 +627,23 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 &[&this_join, &other_join],
             )?;
             t.add_state_store(
-                JoinWindowStoreBuilder::<K, V> {
-                    name: this_store.clone(),
-                    params,
-                    key_serde: key_serde.clone(),
-                    value_serde: value_serde.clone(),
-                    logging,
-                },
+                BuiltInStoreBuilder::<WindowStore<K, V>>::new(
+                    this_store.clone(),
+                    settings,
+                    key_serde.clone(),
+                    value_serde.clone(),
+                )
+                .with_logging(logging),
                 &[&this_windowed, &other_join],
             )?;
             t.add_state_store(
-                JoinWindowStoreBuilder::<K, VO> {
-                    name: other_store.clone(),
-                    params,
-                    key_serde: key_serde.clone(),
-                    value_serde: other_value_serde.clone(),
-                    logging,
-                },
+                BuiltInStoreBuilder::<WindowStore<K, VO>>::new(
+                    other_store.clone(),
+                    settings,
+                    key_serde.clone(),
+                    other_value_serde.clone(),
+                )
+                .with_logging(logging),
                 &[&other_windowed, &this_join],
             )?;
             if let Some(outer) = &outer_store {

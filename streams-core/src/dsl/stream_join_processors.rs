@@ -21,7 +21,7 @@ use crate::error::{RecordPart, Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};
 use crate::record::Record;
 use crate::serde::SerdeRef;
-use crate::state::{Changelog, StateStore, StoreBuilder, StoreContext, WindowParams, WindowStore};
+use crate::state::{StateStore, StoreBuilder, StoreContext};
 
 /// The config key of the interval at which left and outer joins look for
 /// records whose window closed, in wall-clock milliseconds (Kafka's
@@ -264,40 +264,6 @@ where
             logging: self.logging,
             sink: None,
         }))
-    }
-}
-
-/// Builds the window store of one side of a join: retaining duplicates,
-/// retention `before + after + grace`, window size `before + after`.
-pub(crate) struct JoinWindowStoreBuilder<K, V> {
-    pub(crate) name: String,
-    pub(crate) params: WindowParams,
-    pub(crate) key_serde: Option<SerdeRef<K>>,
-    pub(crate) value_serde: Option<SerdeRef<V>>,
-    pub(crate) logging: bool,
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for JoinWindowStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.logging
-    }
-
-    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let node = format!("store {}", self.name);
-        let mut changelog = Changelog::new(
-            resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
-        );
-        changelog.enabled = self.logging;
-        Ok(Box::new(WindowStore::new(
-            &self.name,
-            self.params,
-            changelog,
-        )))
     }
 }
 

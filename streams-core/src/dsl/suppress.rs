@@ -43,9 +43,7 @@ use crate::dsl::{KTable, Windowed};
 use crate::error::{Result, StreamsError};
 use crate::processor::{Processor, ProcessorContext};
 use crate::record::{Change, Record};
-use crate::state::{
-    BufferedContext, TimeOrderedBufferBuilder, TimeOrderedKeyValueBuffer, buffer_full,
-};
+use crate::state::{BufferedContext, BuiltInStoreBuilder, TimeOrderedKeyValueBuffer, buffer_full};
 use crate::time::millis;
 
 /// A buffer's bounds and what happens when they are exceeded. Made by
@@ -505,12 +503,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 &[&parent],
             )?;
             t.add_state_store(
-                TimeOrderedBufferBuilder::<K, V> {
-                    name: store.clone(),
+                BuiltInStoreBuilder::<TimeOrderedKeyValueBuffer<K, V>>::new(
+                    store.clone(),
+                    (),
                     key_serde,
                     value_serde,
-                    logging: buffer.logging,
-                },
+                )
+                .with_logging(buffer.logging),
                 &[&name],
             )?;
             Ok::<_, StreamsError>(())

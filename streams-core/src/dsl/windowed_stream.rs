@@ -82,7 +82,7 @@ use crate::error::{StoreKind, StreamsError};
 use crate::processor::Processor;
 use crate::record::Change;
 use crate::serde::{SerdeRef, builtin_serde};
-use crate::state::{DslSessionStoreBuilder, DslWindowStoreBuilder, WindowParams};
+use crate::state::{SessionStore, TimestampedWindowStore, WindowParams};
 use crate::time::millis;
 
 mod private {
@@ -277,12 +277,8 @@ where
     let send_old = Rc::new(Cell::new(false));
     let parent = stream.node_name().to_owned();
     let flag = send_old.clone();
-    let (store, logging, caching) = (
-        plan.store.clone(),
-        plan.materialized.logging,
-        plan.materialized.caching,
-    );
-    let (ks, vs) = (store_key_serde.clone(), table_value_serde.clone());
+    let (store, materialized) = (plan.store.clone(), plan.materialized);
+    let ks = store_key_serde.clone();
     let (invalid, store_def, grace_ms) = (plan.invalid, plan.store_def, plan.grace_ms);
     builder.with_topology(|t| {
         if let Some(e) = invalid {
@@ -295,25 +291,19 @@ where
         )?;
         match store_def {
             StoreDef::Window(params) => t.add_state_store(
-                DslWindowStoreBuilder::<K, VA> {
-                    name: store.clone(),
-                    params,
-                    key_serde: ks,
-                    value_serde: vs,
-                    logging,
-                    caching,
-                },
+                materialized.store_builder::<TimestampedWindowStore<K, VA>>(
+                    &store,
+                    params.into(),
+                    ks,
+                ),
                 &[&name],
             )?,
             StoreDef::Session { retention_ms } => t.add_state_store(
-                DslSessionStoreBuilder::<K, VA> {
-                    name: store.clone(),
-                    retention_ms,
-                    key_serde: ks,
-                    value_serde: vs,
-                    logging,
-                    caching,
-                },
+                materialized.store_builder::<SessionStore<K, VA>>(
+                    &store,
+                    Duration::from_millis(retention_ms.unsigned_abs()),
+                    ks,
+                ),
                 &[&name],
             )?,
         };

@@ -7,7 +7,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::RangeBounds;
 
-use super::{Changelog, StateStore, StoreContext, StoreKind};
+use super::{Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts};
 use crate::error::{Result, StreamsError};
 use crate::record::RawRecord;
 
@@ -572,6 +572,28 @@ kv_store_common!(
     ValueAndTimestamp<V>,
     StoreKind::TimestampedKeyValue
 );
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for KeyValueStore<K, V> {
+    type Key = K;
+    type Value = V;
+    type Params = ();
+
+    fn make(name: &str, (): &(), parts: StoreParts<K, V>) -> Result<Self> {
+        Ok(KeyValueStore::new(name, parts.changelog))
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedKeyValueStore<K, V> {
+    type Key = K;
+    type Value = V;
+    type Params = ();
+
+    fn make(name: &str, (): &(), parts: StoreParts<K, V>) -> Result<Self> {
+        let mut store = TimestampedKeyValueStore::new(name, parts.changelog);
+        store.caching = parts.caching;
+        Ok(store)
+    }
+}
 
 #[cfg(test)]
 mod tests {

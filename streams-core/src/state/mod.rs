@@ -42,18 +42,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod builder;
 mod key_value;
 mod session;
 mod time_ordered_buffer;
 mod window;
 
+pub use builder::{BuiltInStore, BuiltInStoreBuilder};
+pub(crate) use builder::{MakeStore, StoreParts};
 pub use key_value::{KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
-pub(crate) use session::DslSessionStoreBuilder;
 pub use session::{SessionStore, SessionStoreBuilder};
 pub use time_ordered_buffer::TimeOrderedKeyValueBuffer;
-pub(crate) use time_ordered_buffer::{BufferedContext, TimeOrderedBufferBuilder, buffer_full};
-pub(crate) use window::{DslWindowStoreBuilder, WindowParams};
+pub(crate) use time_ordered_buffer::{BufferedContext, buffer_full};
 pub use window::{TimestampedWindowStore, WindowStore, WindowStoreBuilder};
+pub(crate) use window::{WindowParams, WindowSettings};
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -268,7 +270,8 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
     }
 }
 
-/// Builders of the built-in stores, Kafka's `Stores`.
+/// Builders of the built-in stores, Kafka's `Stores`: each hands out a
+/// [`BuiltInStoreBuilder`] of its store type.
 #[derive(Debug, Clone, Copy)]
 pub struct Stores;
 
@@ -284,11 +287,12 @@ impl Stores {
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
-        KeyValueStoreBuilder {
-            name: name.to_owned(),
-            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
-            timestamped: false,
-        }
+        BuiltInStoreBuilder::new(
+            name,
+            (),
+            Some(Arc::new(key_serde)),
+            Some(Arc::new(value_serde)),
+        )
     }
 
     /// A builder of in-memory [`TimestampedKeyValueStore`]s: each value is
@@ -297,102 +301,19 @@ impl Stores {
         name: &str,
         key_serde: impl Serde<K>,
         value_serde: impl Serde<V>,
-    ) -> KeyValueStoreBuilder<K, V>
+    ) -> BuiltInStoreBuilder<TimestampedKeyValueStore<K, V>>
     where
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
-        KeyValueStoreBuilder {
-            name: name.to_owned(),
-            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
-            timestamped: true,
-        }
+        BuiltInStoreBuilder::new(
+            name,
+            (),
+            Some(Arc::new(key_serde)),
+            Some(Arc::new(value_serde)),
+        )
     }
 }
 
 /// Builds key-value stores; see [`Stores::key_value_store_builder`].
-pub struct KeyValueStoreBuilder<K, V> {
-    name: String,
-    changelog: Changelog<K, V>,
-    timestamped: bool,
-}
-
-impl<K, V> fmt::Debug for KeyValueStoreBuilder<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyValueStoreBuilder")
-            .field("name", &self.name)
-            .field("logging", &self.changelog.enabled)
-            .field("timestamped", &self.timestamped)
-            .finish()
-    }
-}
-
-impl<K, V> KeyValueStoreBuilder<K, V> {
-    /// Stores built will not write a changelog.
-    #[must_use]
-    pub fn with_logging_disabled(mut self) -> Self {
-        self.changelog.enabled = false;
-        self
-    }
-
-    /// Stores built write a changelog (the default).
-    #[must_use]
-    pub fn with_logging_enabled(mut self) -> Self {
-        self.changelog.enabled = true;
-        self
-    }
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for KeyValueStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.changelog.enabled
-    }
-
-    fn build(&self, _config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        Ok(if self.timestamped {
-            Box::new(TimestampedKeyValueStore::new(
-                &self.name,
-                self.changelog.clone(),
-            ))
-        } else {
-            Box::new(KeyValueStore::new(&self.name, self.changelog.clone()))
-        })
-    }
-}
-
-/// The store of a DSL operator (a table, an aggregation): timestamped,
-/// serdes resolved when the task starts.
-pub(crate) struct DslKeyValueStoreBuilder<K, V> {
-    pub(crate) name: String,
-    pub(crate) key_serde: Option<SerdeRef<K>>,
-    pub(crate) value_serde: Option<SerdeRef<V>>,
-    pub(crate) logging: bool,
-    /// Whether the operator keeps Kafka's record cache in front of it.
-    pub(crate) caching: bool,
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslKeyValueStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.logging
-    }
-
-    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let node = format!("store {}", self.name);
-        let mut changelog = Changelog::new(
-            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
-        );
-        changelog.enabled = self.logging;
-        let mut store = TimestampedKeyValueStore::new(&self.name, changelog);
-        store.caching = self.caching;
-        Ok(Box::new(store))
-    }
-}
+pub type KeyValueStoreBuilder<K, V> = BuiltInStoreBuilder<KeyValueStore<K, V>>;

@@ -37,10 +37,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::window::bad_changelog_key;
-use super::{Changelog, StateStore, StoreBuilder, StoreContext, StoreKind, Stores};
-use crate::error::{RecordPart, Result};
+use super::{
+    BuiltInStoreBuilder, Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts,
+    Stores,
+};
+use crate::error::Result;
 use crate::record::RawRecord;
-use crate::serde::{Serde, SerdeRef};
+use crate::serde::Serde;
 use crate::time::read_i64;
 use crate::time::{Window, Windowed};
 
@@ -392,57 +395,22 @@ impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for SessionStore<K, V> {
     }
 }
 
+impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for SessionStore<K, V> {
+    type Key = K;
+    type Value = V;
+    /// How long sessions are kept after they end.
+    type Params = Duration;
+
+    fn make(name: &str, retention: &Duration, parts: StoreParts<K, V>) -> Result<Self> {
+        let retention_ms = crate::time::millis(*retention, "retention period")?;
+        let mut store = SessionStore::new(name, retention_ms, parts.changelog);
+        store.caching = parts.caching;
+        Ok(store)
+    }
+}
+
 /// Builds session stores; see [`Stores::session_store_builder`].
-pub struct SessionStoreBuilder<K, V> {
-    name: String,
-    retention: Duration,
-    changelog: Changelog<K, V>,
-}
-
-impl<K, V> fmt::Debug for SessionStoreBuilder<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionStoreBuilder")
-            .field("name", &self.name)
-            .field("retention", &self.retention)
-            .field("logging", &self.changelog.enabled)
-            .finish()
-    }
-}
-
-impl<K, V> SessionStoreBuilder<K, V> {
-    /// Stores built will not write a changelog.
-    #[must_use]
-    pub fn with_logging_disabled(mut self) -> Self {
-        self.changelog.enabled = false;
-        self
-    }
-
-    /// Stores built write a changelog (the default).
-    #[must_use]
-    pub fn with_logging_enabled(mut self) -> Self {
-        self.changelog.enabled = true;
-        self
-    }
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for SessionStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.changelog.enabled
-    }
-
-    fn build(&self, _config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let retention_ms = crate::time::millis(self.retention, "retention period")?;
-        Ok(Box::new(SessionStore::new(
-            &self.name,
-            retention_ms,
-            self.changelog.clone(),
-        )))
-    }
-}
+pub type SessionStoreBuilder<K, V> = BuiltInStoreBuilder<SessionStore<K, V>>;
 
 impl Stores {
     /// A builder of in-memory [`SessionStore`]s named `name`, keeping
@@ -458,44 +426,12 @@ impl Stores {
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
-        SessionStoreBuilder {
-            name: name.to_owned(),
+        BuiltInStoreBuilder::new(
+            name,
             retention,
-            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
-        }
-    }
-}
-
-/// The store of a DSL session aggregation, serdes resolved when the task starts.
-pub(crate) struct DslSessionStoreBuilder<K, V> {
-    pub(crate) name: String,
-    pub(crate) retention_ms: i64,
-    pub(crate) key_serde: Option<SerdeRef<K>>,
-    pub(crate) value_serde: Option<SerdeRef<V>>,
-    pub(crate) logging: bool,
-    /// Whether the operator keeps Kafka's record cache in front of it.
-    pub(crate) caching: bool,
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslSessionStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.logging
-    }
-
-    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let node = format!("store {}", self.name);
-        let mut changelog = Changelog::new(
-            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
-        );
-        changelog.enabled = self.logging;
-        let mut store = SessionStore::new(&self.name, self.retention_ms, changelog);
-        store.caching = self.caching;
-        Ok(Box::new(store))
+            Some(Arc::new(key_serde)),
+            Some(Arc::new(value_serde)),
+        )
     }
 }
 

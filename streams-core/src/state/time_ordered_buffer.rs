@@ -39,10 +39,9 @@ use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
-use super::{Changelog, StateStore, StoreBuilder, StoreContext};
-use crate::error::{RecordPart, Result, StreamsError};
+use super::{Changelog, MakeStore, StateStore, StoreContext, StoreParts};
+use crate::error::{Result, StreamsError};
 use crate::record::{Change, Header, Headers, RawRecord, Record};
-use crate::serde::SerdeRef;
 
 const NULL_VALUE_SENTINEL: i32 = -1;
 const OLD_PREV_DUPLICATE_VALUE_SENTINEL: i32 = -2;
@@ -484,34 +483,13 @@ impl<K: 'static, V: 'static> StateStore for TimeOrderedKeyValueBuffer<K, V> {
     }
 }
 
-/// Builds the buffer of a `suppress` operator; serdes are resolved when
-/// the task starts.
-pub(crate) struct TimeOrderedBufferBuilder<K, V> {
-    pub(crate) name: String,
-    pub(crate) key_serde: Option<SerdeRef<K>>,
-    pub(crate) value_serde: Option<SerdeRef<V>>,
-    pub(crate) logging: bool,
-}
+impl<K: 'static, V: 'static> MakeStore for TimeOrderedKeyValueBuffer<K, V> {
+    type Key = K;
+    type Value = V;
+    type Params = ();
 
-impl<K: 'static, V: 'static> StoreBuilder for TimeOrderedBufferBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.logging
-    }
-
-    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let node = format!("store {}", self.name);
-        let mut changelog = Changelog::new(
-            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
-        );
-        changelog.enabled = self.logging;
-        Ok(Box::new(TimeOrderedKeyValueBuffer::new(
-            &self.name, changelog,
-        )))
+    fn make(name: &str, (): &(), parts: StoreParts<K, V>) -> Result<Self> {
+        Ok(TimeOrderedKeyValueBuffer::new(name, parts.changelog))
     }
 }
 

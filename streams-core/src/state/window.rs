@@ -53,11 +53,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{
-    Changelog, StateStore, StoreBuilder, StoreContext, StoreKind, Stores, ValueAndTimestamp,
+    BuiltInStoreBuilder, Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts,
+    Stores, ValueAndTimestamp,
 };
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::{RawRecord, Record};
-use crate::serde::{Serde, SerdeRef};
+use crate::serde::Serde;
 use crate::time::{Window, Windowed};
 
 const SEQNUM_SIZE: usize = 4;
@@ -467,7 +468,8 @@ macro_rules! window_store_common {
     };
 }
 
-/// The settings of a window store, checked as Kafka's `Stores.inMemoryWindowStore`.
+/// The settings of a window store once checked (by [`window_params`], or
+/// by the DSL operator that keeps the store), in milliseconds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WindowParams {
     pub(crate) retention_ms: i64,
@@ -643,72 +645,67 @@ pub(crate) fn window_params(
     })
 }
 
-/// Builds window stores; see [`Stores::window_store_builder`].
-pub struct WindowStoreBuilder<K, V> {
-    name: String,
-    retention: Duration,
-    window_size: Duration,
-    retain_duplicates: bool,
-    timestamped: bool,
-    changelog: Changelog<K, V>,
+/// What a window store is built from besides its name and changelog: how
+/// long it keeps windows, their size, and whether it keeps every put (the
+/// windows of a stream-stream join). Checked when the store is built, as
+/// Kafka's `Stores.inMemoryWindowStore` checks them.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSettings {
+    pub(crate) retention: Duration,
+    pub(crate) window_size: Duration,
+    pub(crate) retain_duplicates: bool,
 }
 
-impl<K, V> fmt::Debug for WindowStoreBuilder<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WindowStoreBuilder")
-            .field("name", &self.name)
-            .field("retention", &self.retention)
-            .field("window_size", &self.window_size)
-            .field("retain_duplicates", &self.retain_duplicates)
-            .field("timestamped", &self.timestamped)
-            .field("logging", &self.changelog.enabled)
-            .finish()
-    }
-}
-
-impl<K, V> WindowStoreBuilder<K, V> {
-    /// Stores built will not write a changelog.
-    #[must_use]
-    pub fn with_logging_disabled(mut self) -> Self {
-        self.changelog.enabled = false;
-        self
-    }
-
-    /// Stores built write a changelog (the default).
-    #[must_use]
-    pub fn with_logging_enabled(mut self) -> Self {
-        self.changelog.enabled = true;
-        self
+impl From<WindowParams> for WindowSettings {
+    /// The settings of parameters a DSL operator has already checked.
+    fn from(params: WindowParams) -> Self {
+        WindowSettings {
+            retention: Duration::from_millis(params.retention_ms.unsigned_abs()),
+            window_size: Duration::from_millis(params.window_size_ms.unsigned_abs()),
+            retain_duplicates: params.retain_duplicates,
+        }
     }
 }
 
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for WindowStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.changelog.enabled
-    }
-
-    fn build(&self, _config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let params = window_params(
-            &self.name,
+impl WindowSettings {
+    fn check(&self, name: &str) -> Result<WindowParams> {
+        window_params(
+            name,
             self.retention,
             self.window_size,
             self.retain_duplicates,
-        )?;
-        Ok(if self.timestamped {
-            Box::new(TimestampedWindowStore::new(
-                &self.name,
-                params,
-                self.changelog.clone(),
-            ))
-        } else {
-            Box::new(WindowStore::new(&self.name, params, self.changelog.clone()))
-        })
+        )
     }
 }
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for WindowStore<K, V> {
+    type Key = K;
+    type Value = V;
+    type Params = WindowSettings;
+
+    fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
+        Ok(WindowStore::new(
+            name,
+            settings.check(name)?,
+            parts.changelog,
+        ))
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedWindowStore<K, V> {
+    type Key = K;
+    type Value = V;
+    type Params = WindowSettings;
+
+    fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
+        let mut store = TimestampedWindowStore::new(name, settings.check(name)?, parts.changelog);
+        store.caching = parts.caching;
+        Ok(store)
+    }
+}
+
+/// Builds window stores; see [`Stores::window_store_builder`].
+pub type WindowStoreBuilder<K, V> = BuiltInStoreBuilder<WindowStore<K, V>>;
 
 impl Stores {
     /// A builder of in-memory [`WindowStore`]s named `name`, keeping
@@ -728,14 +725,17 @@ impl Stores {
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
-        WindowStoreBuilder {
-            name: name.to_owned(),
+        let settings = WindowSettings {
             retention,
             window_size,
             retain_duplicates,
-            timestamped: false,
-            changelog: Changelog::new(Arc::new(key_serde), Arc::new(value_serde)),
-        }
+        };
+        BuiltInStoreBuilder::new(
+            name,
+            settings,
+            Some(Arc::new(key_serde)),
+            Some(Arc::new(value_serde)),
+        )
     }
 
     /// As [`Stores::window_store_builder`], for [`TimestampedWindowStore`]s.
@@ -746,56 +746,22 @@ impl Stores {
         retain_duplicates: bool,
         key_serde: impl Serde<K>,
         value_serde: impl Serde<V>,
-    ) -> WindowStoreBuilder<K, V>
+    ) -> BuiltInStoreBuilder<TimestampedWindowStore<K, V>>
     where
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
-        WindowStoreBuilder {
-            timestamped: true,
-            ..Self::window_store_builder(
-                name,
-                retention,
-                window_size,
-                retain_duplicates,
-                key_serde,
-                value_serde,
-            )
-        }
-    }
-}
-
-/// The store of a DSL windowed aggregation: timestamped, serdes resolved
-/// when the task starts.
-pub(crate) struct DslWindowStoreBuilder<K, V> {
-    pub(crate) name: String,
-    pub(crate) params: WindowParams,
-    pub(crate) key_serde: Option<SerdeRef<K>>,
-    pub(crate) value_serde: Option<SerdeRef<V>>,
-    pub(crate) logging: bool,
-    /// Whether the operator keeps Kafka's record cache in front of it.
-    pub(crate) caching: bool,
-}
-
-impl<K: Ord + Clone + 'static, V: Clone + 'static> StoreBuilder for DslWindowStoreBuilder<K, V> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn logging_enabled(&self) -> bool {
-        self.logging
-    }
-
-    fn build(&self, config: &crate::StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let node = format!("store {}", self.name);
-        let mut changelog = Changelog::new(
-            crate::config::resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
-            crate::config::resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
-        );
-        changelog.enabled = self.logging;
-        let mut store = TimestampedWindowStore::new(&self.name, self.params, changelog);
-        store.caching = self.caching;
-        Ok(Box::new(store))
+        let settings = WindowSettings {
+            retention,
+            window_size,
+            retain_duplicates,
+        };
+        BuiltInStoreBuilder::new(
+            name,
+            settings,
+            Some(Arc::new(key_serde)),
+            Some(Arc::new(value_serde)),
+        )
     }
 }
 
@@ -804,6 +770,7 @@ mod tests {
     use super::*;
     use crate::record::collector::RecordCollector;
     use crate::serde::{I64Serde, StringSerde};
+    use crate::state::StoreBuilder;
     use proptest::prelude::*;
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;

@@ -1,0 +1,232 @@
+//! The one builder of every built-in store kind, Kafka's
+//! `AbstractStoreBuilder`: a name, the key and value serdes, whether the
+//! stores write a changelog, and whether a DSL operator keeps its record
+//! cache in front of them. What only one kind has (a window store's
+//! retention and window size) is its [`MakeStore::Params`]; how a store
+//! is made from all that is its `MakeStore` impl, next to the store.
+//!
+//! [`Stores`](super::Stores) hands these builders out for the Processor
+//! API; the DSL builds its stores with the same type, from the operator's
+//! `Materialized`, with serdes left to the config's defaults when none
+//! are given.
+//!
+//! ```
+//! use streams_core::serde::{I64Serde, StringSerde};
+//! use streams_core::state::{KeyValueStore, StoreBuilder, Stores};
+//! use streams_core::StreamsConfig;
+//!
+//! let builder = Stores::key_value_store_builder("counts", StringSerde, I64Serde).with_logging_disabled();
+//! assert_eq!((builder.name(), builder.logging_enabled()), ("counts", false));
+//! let mut boxed = builder.build(&StreamsConfig::default())?;
+//! let store = boxed.as_any_mut().downcast_mut::<KeyValueStore<String, i64>>().ok_or("type")?;
+//! store.put("a".into(), 1)?;
+//! assert_eq!(store.get(&"a".to_string()), Some(&1));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+
+use super::{Changelog, StateStore, StoreBuilder};
+use crate::config::{StreamsConfig, resolve_serde};
+use crate::error::{RecordPart, Result};
+use crate::serde::SerdeRef;
+
+/// What a store is made from besides its name and the settings of its
+/// kind: its changelog (serdes, and whether it is written) and whether a
+/// DSL operator keeps its record cache in front of it.
+pub struct StoreParts<K, V> {
+    pub(crate) changelog: Changelog<K, V>,
+    /// Kinds without a record cache ignore it.
+    pub(crate) caching: bool,
+}
+
+impl<K, V> fmt::Debug for StoreParts<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreParts")
+            .field("logging", &self.changelog.enabled)
+            .field("caching", &self.caching)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a built-in store kind is made: implemented next to each store,
+/// it is what a new kind adds to get [`BuiltInStoreBuilder`]. Not
+/// reachable outside the crate, so [`BuiltInStore`] stays sealed.
+pub trait MakeStore: StateStore + Sized {
+    /// The type of the store's keys.
+    type Key: 'static;
+    /// The type of the store's values.
+    type Value: 'static;
+    /// What only this kind is built from (`()` when nothing).
+    type Params: Clone + fmt::Debug;
+
+    /// Makes a store named `name`.
+    ///
+    /// # Errors
+    /// `params` are invalid (a window store keeping windows for less than
+    /// their size, a duration out of range).
+    fn make(
+        name: &str,
+        params: &Self::Params,
+        parts: StoreParts<Self::Key, Self::Value>,
+    ) -> Result<Self>;
+}
+
+/// A built-in store, which [`BuiltInStoreBuilder`] builds: the key-value,
+/// window and session stores, plain and timestamped, and the buffer of
+/// `suppress`. Sealed.
+pub trait BuiltInStore: MakeStore {}
+
+impl<S: MakeStore> BuiltInStore for S {}
+
+/// Builds a fresh store of type `S` for each task: the builder of every
+/// built-in store, whatever its kind, Kafka's `AbstractStoreBuilder`.
+/// [`Stores`](super::Stores) makes one; stores write a changelog unless
+/// [`with_logging_disabled`](BuiltInStoreBuilder::with_logging_disabled)
+/// says otherwise.
+pub struct BuiltInStoreBuilder<S: BuiltInStore> {
+    name: String,
+    params: S::Params,
+    key_serde: Option<SerdeRef<S::Key>>,
+    value_serde: Option<SerdeRef<S::Value>>,
+    logging: bool,
+    caching: bool,
+}
+
+impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
+    /// A builder of stores named `name`, with the settings of their kind;
+    /// a serde not given is resolved against the config's defaults when
+    /// the store is built. Logging on, no record cache.
+    pub(crate) fn new(
+        name: impl Into<String>,
+        params: S::Params,
+        key_serde: Option<SerdeRef<S::Key>>,
+        value_serde: Option<SerdeRef<S::Value>>,
+    ) -> Self {
+        BuiltInStoreBuilder {
+            name: name.into(),
+            params,
+            key_serde,
+            value_serde,
+            logging: true,
+            caching: false,
+        }
+    }
+
+    /// Stores built will not write a changelog.
+    #[must_use]
+    pub fn with_logging_disabled(self) -> Self {
+        self.with_logging(false)
+    }
+
+    /// Stores built write a changelog (the default).
+    #[must_use]
+    pub fn with_logging_enabled(self) -> Self {
+        self.with_logging(true)
+    }
+
+    /// Whether stores built write a changelog.
+    #[must_use]
+    pub(crate) fn with_logging(mut self, logging: bool) -> Self {
+        self.logging = logging;
+        self
+    }
+
+    /// Whether the DSL operator that writes the stores keeps Kafka's
+    /// record cache in front of them (see `crate::dsl::cache`); kinds
+    /// without a cache ignore it.
+    #[must_use]
+    pub(crate) fn with_caching(mut self, caching: bool) -> Self {
+        self.caching = caching;
+        self
+    }
+}
+
+impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn logging_enabled(&self) -> bool {
+        self.logging
+    }
+
+    fn build(&self, config: &StreamsConfig) -> Result<Box<dyn StateStore>> {
+        let node = format!("store {}", self.name);
+        let mut changelog = Changelog::new(
+            resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
+            resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,
+        );
+        changelog.enabled = self.logging;
+        let parts = StoreParts {
+            changelog,
+            caching: self.caching,
+        };
+        Ok(Box::new(S::make(&self.name, &self.params, parts)?))
+    }
+}
+
+impl<S: BuiltInStore> fmt::Debug for BuiltInStoreBuilder<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BuiltInStoreBuilder")
+            .field("name", &self.name)
+            .field("store", &std::any::type_name::<S>())
+            .field("params", &self.params)
+            .field("logging", &self.logging)
+            .field("caching", &self.caching)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::serde::{I64Serde, StringSerde};
+    use crate::state::{KeyValueStore, TimestampedKeyValueStore};
+
+    #[test]
+    fn a_serde_not_given_comes_from_the_config_else_the_build_fails_naming_the_store() {
+        let builder = BuiltInStoreBuilder::<KeyValueStore<String, Vec<u8>>>::new(
+            "s",
+            (),
+            Some(Arc::new(StringSerde)),
+            None,
+        );
+        // Vec<u8> has a built-in serde.
+        assert!(builder.build(&StreamsConfig::default()).is_ok());
+        #[derive(Clone)]
+        struct NoSerde;
+        let builder =
+            BuiltInStoreBuilder::<KeyValueStore<String, NoSerde>>::new("s", (), None, None);
+        let err = builder.build(&StreamsConfig::default()).err();
+        assert!(matches!(
+            err,
+            Some(crate::StreamsError::MissingSerde { ref node, part: RecordPart::Value, .. })
+                if node == "store s"
+        ));
+    }
+
+    #[test]
+    fn logging_and_caching_reach_the_store() {
+        let builder = BuiltInStoreBuilder::<TimestampedKeyValueStore<String, i64>>::new(
+            "t",
+            (),
+            Some(Arc::new(StringSerde)),
+            Some(Arc::new(I64Serde)),
+        )
+        .with_logging(false)
+        .with_caching(true);
+        assert!(!builder.logging_enabled());
+        let mut boxed = builder.build(&StreamsConfig::default()).ok();
+        let store = boxed.as_mut().and_then(|b| {
+            b.as_any_mut()
+                .downcast_mut::<TimestampedKeyValueStore<String, i64>>()
+        });
+        assert_eq!(
+            store.map(|s| (s.caching, s.logging_enabled())),
+            Some((true, false))
+        );
+    }
+}
