@@ -622,10 +622,9 @@ impl Consumer {
     ///
     /// # Errors
     /// [`BrokerError::GroupIdRequired`] without a `group.id`;
-    /// [`BrokerError::IllegalGeneration`] from an older generation,
-    /// [`BrokerError::UnknownMemberId`] from a member the group removed (or
-    /// without a generation in a group that has members), and
-    /// [`BrokerError::RebalanceInProgress`] while the member rejoins.
+    /// [`BrokerError::IllegalGeneration`] once the group's next generation
+    /// began, [`BrokerError::UnknownMemberId`] from a member the group
+    /// removed (or without a generation in a group that has members).
     pub fn commit_offsets(
         &mut self,
         offsets: impl IntoIterator<Item = (TopicPartition, i64)>,

@@ -208,23 +208,19 @@ impl ConsumerCoordinator {
         Ok(None)
     }
 
-    /// The member id and generation an offset commit carries.
+    /// The member id and generation an offset commit carries: those of
+    /// the member's last assignment, which the coordinator accepts until
+    /// the group's next generation begins.
     ///
     /// # Errors
-    /// [`BrokerError::RebalanceInProgress`] while the member is rejoining;
-    /// [`BrokerError::UnknownMemberId`] before it joined or after it was
-    /// removed (Kafka's "not part of an active group").
+    /// [`BrokerError::UnknownMemberId`] before the member joined or after
+    /// it was removed (Kafka's "not part of an active group").
     pub(crate) fn commit_identity(&self) -> Result<(Option<&str>, i32)> {
-        match self.phase {
-            Phase::Stable | Phase::RejoinNeeded | Phase::Revoked => {
-                Ok((self.member_id.as_deref(), self.generation))
-            }
-            Phase::Joining => Err(BrokerError::RebalanceInProgress {
+        match (&self.member_id, self.generation) {
+            (Some(member), generation) if generation >= 0 => Ok((Some(member), generation)),
+            _ => Err(BrokerError::UnknownMemberId {
                 group: self.group_id.clone(),
-            }),
-            Phase::Unjoined => Err(BrokerError::UnknownMemberId {
-                group: self.group_id.clone(),
-                member: String::new(),
+                member: self.member_id.clone().unwrap_or_default(),
             }),
         }
     }

@@ -1,11 +1,13 @@
 //! The simulated broker's scenarios: segments, retention, delete-records,
 //! the log cleaner (KAFKA-8522, ports of Kafka's `LogCleanerTest`), the
-//! clients, and property tests against naive reference models.
+//! clients and their consumer groups, and property tests against naive
+//! reference models.
 #![allow(clippy::unwrap_used)]
 
 mod cleaner;
 mod clients;
 mod delete_records;
+mod groups;
 mod log;
 mod properties;
 mod replication;
