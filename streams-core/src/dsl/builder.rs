@@ -260,20 +260,20 @@ impl StreamsBuilder {
     ///
     /// ```
     /// use streams_core::serde::StringSerde;
-    /// use streams_core::{Consumed, Materialized, StreamsBuilder};
-    /// use streams_test::TopologyTestDriver;
+    /// use streams_core::{Consumed, Materialized};
+    /// use streams_test::example;
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let rates = builder.global_table::<String, String>("rates");
-    /// assert_eq!(rates.store_name(), "rates-STATE-STORE-0000000000");
-    /// builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
-    /// builder.global_table_consumed("cities", Consumed::with(StringSerde, StringSerde), Materialized::as_("cities"));
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let countries = driver.create_input_topic("countries", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let rates = builder.global_table::<String, String>("rates");
+    ///     assert_eq!(rates.store_name(), "rates-STATE-STORE-0000000000");
+    ///     builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
+    ///     builder.global_table_consumed("cities", Consumed::with(StringSerde, StringSerde), Materialized::as_("cities"));
+    /// });
+    /// let countries = driver.input::<String, String>("countries");
     /// countries.pipe_key_value("NL", "Netherlands");
     /// countries.pipe_key_value("FR", "France");
     /// countries.pipe_tombstone("FR");
-    /// driver.create_input_topic("cities", StringSerde, StringSerde).pipe_key_value("AMS", "Amsterdam");
+    /// driver.input::<String, String>("cities").pipe_key_value("AMS", "Amsterdam");
     /// let countries = driver.timestamped_key_value_store::<String, String>("countries")?;
     /// assert_eq!(countries.to_map(), [("NL".to_string(), "Netherlands".to_string())].into());
     /// let cities = driver.timestamped_key_value_store::<String, String>("cities")?;

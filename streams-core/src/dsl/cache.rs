@@ -22,31 +22,28 @@
 //!
 //! ```
 //! use streams_core::dsl::Materialized;
-//! use streams_core::serde::{I64Serde, StringSerde};
 //! use streams_core::{StreamsBuilder, StreamsConfig};
-//! use streams_test::{KeyValue, TopologyTestDriver};
+//! use streams_test::{KeyValue, example, example_with_config};
 //!
-//! let topology = || -> streams_core::Result<streams_core::Topology> {
-//!     let builder = StreamsBuilder::new();
+//! let topology = |builder: &StreamsBuilder| {
 //!     builder
 //!         .stream::<String, String>("lines")
 //!         .flat_map_values(|line: &String| line.split(' ').map(str::to_owned).collect::<Vec<_>>())
 //!         .group_by_key()
 //!         .count_with(Materialized::as_("words-per-user"))
 //!         .to_stream()
-//!         .to_with("counts", streams_core::Produced::with(StringSerde, I64Serde));
-//!     builder.build()
+//!         .to("counts");
 //! };
 //! // Cached (the default): one result per key and input record.
-//! let driver = TopologyTestDriver::new(topology()?)?;
-//! driver.create_input_topic("lines", StringSerde, StringSerde).pipe_key_value("ann", "a b c");
-//! let counts = driver.create_output_topic("counts", StringSerde, I64Serde);
+//! let driver = example(topology);
+//! driver.input::<String, String>("lines").pipe_key_value("ann", "a b c");
+//! let counts = driver.output::<String, i64>("counts");
 //! assert_eq!(counts.read_key_values_to_list(), [KeyValue::pair("ann", 3)]);
 //! // Without the cache: every update.
 //! let config = StreamsConfig::default().with_property("statestore.cache.max.bytes", "0");
-//! let driver = TopologyTestDriver::with_config(topology()?, config)?;
-//! driver.create_input_topic("lines", StringSerde, StringSerde).pipe_key_value("ann", "a b c");
-//! let counts = driver.create_output_topic("counts", StringSerde, I64Serde);
+//! let driver = example_with_config(config, topology);
+//! driver.input::<String, String>("lines").pipe_key_value("ann", "a b c");
+//! let counts = driver.output::<String, i64>("counts");
 //! assert_eq!(
 //!     counts.read_key_values_to_list(),
 //!     [KeyValue::pair("ann", 1), KeyValue::pair("ann", 2), KeyValue::pair("ann", 3)]

@@ -25,21 +25,19 @@
 //! for outer joins, where Kafka would pass `null`.
 //!
 //! ```
-//! use streams_core::serde::StringSerde;
-//! use streams_core::StreamsBuilder;
-//! use streams_test::{KeyValue, TopologyTestDriver};
+//! use streams_test::{KeyValue, example};
 //!
-//! let builder = StreamsBuilder::new();
-//! let names = builder.table::<String, String>("names");
-//! let emails = builder.table::<String, String>("emails");
-//! names
-//!     .left_join(&emails, |name, email| format!("{name} <{}>", email.map_or("?", String::as_str)))
-//!     .to_stream()
-//!     .to("contacts");
-//! let driver = TopologyTestDriver::new(builder.build()?)?;
-//! let names_in = driver.create_input_topic("names", StringSerde, StringSerde);
-//! let emails_in = driver.create_input_topic("emails", StringSerde, StringSerde);
-//! let contacts = driver.create_output_topic("contacts", StringSerde, StringSerde);
+//! let driver = example(|builder| {
+//!     let names = builder.table::<String, String>("names");
+//!     let emails = builder.table::<String, String>("emails");
+//!     names
+//!         .left_join(&emails, |name, email| format!("{name} <{}>", email.map_or("?", String::as_str)))
+//!         .to_stream()
+//!         .to("contacts");
+//! });
+//! let names_in = driver.input::<String, String>("names");
+//! let emails_in = driver.input::<String, String>("emails");
+//! let contacts = driver.output::<String, String>("contacts");
 //! names_in.pipe_key_value("1", "Ann");
 //! emails_in.pipe_key_value("1", "ann@example.com");
 //! names_in.pipe_tombstone("1"); // the left row goes: a tombstone
@@ -256,22 +254,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// [the DSL's join section](crate::dsl#joins).
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let users = builder.table::<String, String>("users"); // user -> name
-    /// let clicks = builder.stream::<String, String>("clicks"); // user -> page
-    /// clicks.clone().join(&users, |page, name| format!("{name}: {page}")).to("named-clicks");
-    /// clicks
-    ///     .left_join(&users, |page, name| format!("{}: {page}", name.map_or("?", String::as_str)))
-    ///     .to("all-clicks");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let users_in = driver.create_input_topic("users", StringSerde, StringSerde);
-    /// let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
-    /// let named = driver.create_output_topic("named-clicks", StringSerde, StringSerde);
-    /// let all = driver.create_output_topic("all-clicks", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let users = builder.table::<String, String>("users"); // user -> name
+    ///     let clicks = builder.stream::<String, String>("clicks"); // user -> page
+    ///     clicks.clone().join(&users, |page, name| format!("{name}: {page}")).to("named-clicks");
+    ///     clicks
+    ///         .left_join(&users, |page, name| format!("{}: {page}", name.map_or("?", String::as_str)))
+    ///         .to("all-clicks");
+    /// });
+    /// let users_in = driver.input::<String, String>("users");
+    /// let clicks_in = driver.input::<String, String>("clicks");
+    /// let named = driver.output::<String, String>("named-clicks");
+    /// let all = driver.output::<String, String>("all-clicks");
     /// clicks_in.pipe_key_value("u1", "home"); // no row yet
     /// users_in.pipe_key_value("u1", "Ann"); // a table update: no result
     /// clicks_in.pipe_key_value("u1", "cart");
@@ -471,21 +467,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// [the DSL's join section](crate::dsl#joins).
     ///
     /// ```
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let names = builder.table::<String, String>("names");
-    /// let emails = builder.table::<String, String>("emails");
-    /// let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
-    /// names.clone().join(&emails, |n, e| format!("{n}/{e}")).to_stream().to("inner");
-    /// names.clone().left_join(&emails, move |n, e| format!("{n}/{}", show(e))).to_stream().to("left");
-    /// names.outer_join(&emails, move |n, e| format!("{}/{}", show(n), show(e))).to_stream().to("outer");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let names_in = driver.create_input_topic("names", StringSerde, StringSerde);
-    /// let emails_in = driver.create_input_topic("emails", StringSerde, StringSerde);
-    /// let read = |topic| driver.create_output_topic(topic, StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let names = builder.table::<String, String>("names");
+    ///     let emails = builder.table::<String, String>("emails");
+    ///     let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
+    ///     names.clone().join(&emails, |n, e| format!("{n}/{e}")).to_stream().to("inner");
+    ///     names.clone().left_join(&emails, move |n, e| format!("{n}/{}", show(e))).to_stream().to("left");
+    ///     names.outer_join(&emails, move |n, e| format!("{}/{}", show(n), show(e))).to_stream().to("outer");
+    /// });
+    /// let names_in = driver.input::<String, String>("names");
+    /// let emails_in = driver.input::<String, String>("emails");
+    /// let read = |topic| driver.output::<String, String>(topic);
     /// let (inner, left, outer) = (read("inner"), read("left"), read("outer"));
     /// emails_in.pipe_key_value("1", "a@x");
     /// names_in.pipe_key_value("1", "Ann");

@@ -117,19 +117,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// use std::time::Duration;
     /// use streams_core::dsl::{SessionWindows, Window, Windowed, WindowedSerde};
     /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Produced, StreamsBuilder};
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("clicks")
-    ///     .group_by_key()
-    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
-    ///     .count()
-    ///     .to_stream()
-    ///     .to_with("sessions", Produced::with(WindowedSerde::session(StringSerde), I64Serde));
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+    /// let gap = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("clicks").group_by_key().windowed_by(gap).count().to_stream().to("sessions");
+    /// });
+    /// let clicks = driver.input::<String, String>("clicks");
     /// let sessions = driver.create_output_topic("sessions", WindowedSerde::session(StringSerde), I64Serde);
     /// let session = |start, end| Windowed::new("ann".to_string(), Window::new(start, end));
     /// clicks.pipe_key_value_at("ann", "a", 0);
@@ -182,21 +176,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{SessionWindows, Window, Windowed};
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::TopologyTestDriver;
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("pages")
-    ///     .group_by_key()
-    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
-    ///     .reduce_with(
+    /// let gap = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("pages").group_by_key().windowed_by(gap).reduce_with(
     ///         |a, b| format!("{a} > {b}"),
     ///         Materialized::as_("visits").with_retention(Duration::from_secs(60)),
     ///     );
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
+    /// });
+    /// let pages = driver.input::<String, String>("pages");
     /// pages.pipe_key_value_at("ann", "home", 0);
     /// pages.pipe_key_value_at("ann", "cart", 5);
     /// pages.pipe_key_value_at("ann", "home", 30);
@@ -246,23 +236,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{SessionWindows, Window, Windowed};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::{Materialized, StreamsBuilder};
-    /// use streams_test::TopologyTestDriver;
+    /// use streams_core::serde::I64Serde;
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, i64>("amounts")
-    ///     .group_by_key()
-    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?)
-    ///     .aggregate_with(
+    /// let gap = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, i64>("amounts").group_by_key().windowed_by(gap).aggregate_with(
     ///         || 0_i64,
     ///         |_, amount, total| total + amount,
     ///         |_, one, other| one + other, // merges two sessions
     ///         Materialized::as_("spent").with_value_serde(I64Serde),
     ///     );
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
+    /// });
+    /// let amounts = driver.input::<String, i64>("amounts");
     /// amounts.pipe_key_value_at("ann", 5, 0);
     /// amounts.pipe_key_value_at("ann", 7, 18);
     /// amounts.pipe_key_value_at("ann", 1, 9); // bridges both sessions: they merge

@@ -307,24 +307,22 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::JoinWindows;
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{TestRecord, TopologyTestDriver};
+    /// use streams_test::{TestRecord, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let clicks = builder.stream::<String, String>("clicks");
-    /// let views = builder.stream::<String, String>("views");
     /// let windows = JoinWindows::of_time_difference_and_grace(
     ///     Duration::from_millis(100),
     ///     Duration::from_millis(0),
     /// )?;
-    /// clicks
-    ///     .join_stream(&views, |click, view| format!("{click}/{view}"), windows)
-    ///     .to("clicked-views");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
-    /// let views_in = driver.create_input_topic("views", StringSerde, StringSerde);
-    /// let out = driver.create_output_topic("clicked-views", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let clicks = builder.stream::<String, String>("clicks");
+    ///     let views = builder.stream::<String, String>("views");
+    ///     clicks
+    ///         .join_stream(&views, |click, view| format!("{click}/{view}"), windows)
+    ///         .to("clicked-views");
+    /// });
+    /// let clicks_in = driver.input::<String, String>("clicks");
+    /// let views_in = driver.input::<String, String>("views");
+    /// let out = driver.output::<String, String>("clicked-views");
     /// views_in.pipe_key_value_at("u1", "home", 1_000);
     /// clicks_in.pipe_key_value_at("u1", "buy", 1_050); // 50 ms later: joins
     /// clicks_in.pipe_key_value_at("u1", "later", 1_200); // 200 ms later: no
@@ -364,21 +362,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::JoinWindows;
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let orders = builder.stream::<String, String>("orders");
-    /// let payments = builder.stream::<String, String>("payments");
     /// let within_a_minute = JoinWindows::of_time_difference_with_no_grace(Duration::from_secs(60))?;
-    /// orders
-    ///     .left_join_stream(&payments, |o, p| format!("{o}: {}", p.map_or("unpaid", String::as_str)), within_a_minute)
-    ///     .to("order-status");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let orders_in = driver.create_input_topic("orders", StringSerde, StringSerde);
-    /// let payments_in = driver.create_input_topic("payments", StringSerde, StringSerde);
-    /// let status = driver.create_output_topic("order-status", StringSerde, StringSerde);
+    /// let driver = example(|builder| {
+    ///     let orders = builder.stream::<String, String>("orders");
+    ///     let payments = builder.stream::<String, String>("payments");
+    ///     orders
+    ///         .left_join_stream(&payments, |o, p| format!("{o}: {}", p.map_or("unpaid", String::as_str)), within_a_minute)
+    ///         .to("order-status");
+    /// });
+    /// let orders_in = driver.input::<String, String>("orders");
+    /// let payments_in = driver.input::<String, String>("payments");
+    /// let status = driver.output::<String, String>("order-status");
     /// orders_in.pipe_key_value_at("o1", "book", 0);
     /// orders_in.pipe_key_value_at("o2", "pen", 1_000);
     /// payments_in.pipe_key_value_at("o2", "card", 2_000);
@@ -417,24 +413,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::JoinWindows;
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let left = builder.stream::<String, String>("left");
-    /// let right = builder.stream::<String, String>("right");
-    /// let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
-    /// left.outer_join_stream(
-    ///     &right,
-    ///     move |l, r| format!("{}/{}", show(l), show(r)),
-    ///     JoinWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?,
-    /// )
-    /// .to("both");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let left_in = driver.create_input_topic("left", StringSerde, StringSerde);
-    /// let right_in = driver.create_input_topic("right", StringSerde, StringSerde);
-    /// let both = driver.create_output_topic("both", StringSerde, StringSerde);
+    /// let windows = JoinWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     let left = builder.stream::<String, String>("left");
+    ///     let right = builder.stream::<String, String>("right");
+    ///     let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
+    ///     left.outer_join_stream(&right, move |l, r| format!("{}/{}", show(l), show(r)), windows)
+    ///         .to("both");
+    /// });
+    /// let left_in = driver.input::<String, String>("left");
+    /// let right_in = driver.input::<String, String>("right");
+    /// let both = driver.output::<String, String>("both");
     /// left_in.pipe_key_value_at("a", "L", 0);
     /// right_in.pipe_key_value_at("b", "R", 5);
     /// right_in.pipe_key_value_at("c", "later", 100); // both windows have closed

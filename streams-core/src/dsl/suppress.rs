@@ -428,26 +428,25 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{BufferConfig, Suppressed, TimeWindows, Windowed};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("views")
-    ///     .group_by_key()
-    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?)
-    ///     .count()
-    ///     .suppress(Suppressed::until_window_closes(BufferConfig::unbounded()))
-    ///     .to_stream()
-    ///     .map(|k: Option<&Windowed<String>>, n: &i64| {
-    ///         let k = k.unwrap();
-    ///         (format!("{}@{}", k.key, k.window.start), *n)
-    ///     })
-    ///     .to("final-counts");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let views = driver.create_input_topic("views", StringSerde, StringSerde);
-    /// let counts = driver.create_output_topic("final-counts", StringSerde, I64Serde);
+    /// let windows = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("views")
+    ///         .group_by_key()
+    ///         .windowed_by(windows)
+    ///         .count()
+    ///         .suppress(Suppressed::until_window_closes(BufferConfig::unbounded()))
+    ///         .to_stream()
+    ///         .map(|k: Option<&Windowed<String>>, n: &i64| {
+    ///             let k = k.unwrap();
+    ///             (format!("{}@{}", k.key, k.window.start), *n)
+    ///         })
+    ///         .to("final-counts");
+    /// });
+    /// let views = driver.input::<String, String>("views");
+    /// let counts = driver.output::<String, i64>("final-counts");
     /// views.pipe_key_value_at("ann", "a", 1);
     /// views.pipe_key_value_at("ann", "b", 5);
     /// assert!(counts.is_empty()); // the window [0, 10) is still open

@@ -202,25 +202,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{SlidingWindows, Windowed};
-    /// use streams_core::serde::StringSerde;
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, String>("pages")
-    ///     .group_by_key()
-    ///     .windowed_by(SlidingWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?)
-    ///     .reduce(|a, b| format!("{a},{b}"))
-    ///     .to_stream()
-    ///     .map(|k: Option<&Windowed<String>>, v: &String| {
-    ///         let w = k.unwrap().window;
-    ///         (format!("{}-{}", w.start, w.end), v.clone())
-    ///     })
-    ///     .to("recent-pages");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let pages = driver.create_input_topic("pages", StringSerde, StringSerde);
-    /// let recent = driver.create_output_topic("recent-pages", StringSerde, StringSerde);
+    /// let windows = SlidingWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("pages")
+    ///         .group_by_key()
+    ///         .windowed_by(windows)
+    ///         .reduce(|a, b| format!("{a},{b}"))
+    ///         .to_stream()
+    ///         .map(|k: Option<&Windowed<String>>, v: &String| {
+    ///             let w = k.unwrap().window;
+    ///             (format!("{}-{}", w.start, w.end), v.clone())
+    ///         })
+    ///         .to("recent-pages");
+    /// });
+    /// let pages = driver.input::<String, String>("pages");
+    /// let recent = driver.output::<String, String>("recent-pages");
     /// pages.pipe_key_value_at("ann", "home", 20);
     /// pages.pipe_key_value_at("ann", "cart", 25);
     /// pages.pipe_key_value_at("ann", "pay", 40);
@@ -268,22 +267,21 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{TimeWindows, Windowed};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// builder
-    ///     .stream::<String, i64>("amounts")
-    ///     .group_by_key()
-    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?)
-    ///     .aggregate(|| 100_i64, |_, amount, total| total + amount)
-    ///     .to_stream()
-    ///     .map(|k: Option<&Windowed<String>>, v: &i64| (k.unwrap().window.start.to_string(), *v))
-    ///     .to("totals");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let amounts = driver.create_input_topic("amounts", StringSerde, I64Serde);
-    /// let totals = driver.create_output_topic("totals", StringSerde, I64Serde);
+    /// let windows = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, i64>("amounts")
+    ///         .group_by_key()
+    ///         .windowed_by(windows)
+    ///         .aggregate(|| 100_i64, |_, amount, total| total + amount)
+    ///         .to_stream()
+    ///         .map(|k: Option<&Windowed<String>>, v: &i64| (k.unwrap().window.start.to_string(), *v))
+    ///         .to("totals");
+    /// });
+    /// let amounts = driver.input::<String, i64>("amounts");
+    /// let totals = driver.output::<String, i64>("totals");
     /// amounts.pipe_key_value_at("ann", 5, 1);
     /// amounts.pipe_key_value_at("ann", 7, 2);
     /// amounts.pipe_key_value_at("ann", 1, 15); // a new window starts from 100

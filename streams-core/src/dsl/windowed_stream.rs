@@ -16,26 +16,26 @@
 //! use std::time::Duration;
 //! use streams_core::dsl::{Materialized, TimeWindows, WindowedSerde};
 //! use streams_core::serde::{I64Serde, StringSerde};
-//! use streams_core::{Produced, StreamsBuilder};
-//! use streams_test::TopologyTestDriver;
+//! use streams_test::example;
 //!
-//! let counts = |materialized: Materialized<String, i64>| -> streams_core::Result<Vec<Option<i64>>> {
-//!     let builder = StreamsBuilder::new();
-//!     builder
-//!         .stream::<String, String>("clicks")
-//!         .flat_map_values(|v: &String| v.split(' ').map(str::to_owned).collect::<Vec<_>>())
-//!         .group_by_key()
-//!         .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?)
-//!         .count_with(materialized)
-//!         .to_stream()
-//!         .to_with("counts", Produced::with(WindowedSerde::time(StringSerde), I64Serde));
-//!     let driver = TopologyTestDriver::new(builder.build()?)?;
-//!     driver.create_input_topic("clicks", StringSerde, StringSerde).pipe_key_value("ann", "a b");
+//! let minute = TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?;
+//! let counts = |materialized: Materialized<String, i64>| {
+//!     let driver = example(|builder| {
+//!         builder
+//!             .stream::<String, String>("clicks")
+//!             .flat_map_values(|v: &String| v.split(' ').map(str::to_owned).collect::<Vec<_>>())
+//!             .group_by_key()
+//!             .windowed_by(minute)
+//!             .count_with(materialized)
+//!             .to_stream()
+//!             .to("counts");
+//!     });
+//!     driver.input::<String, String>("clicks").pipe_key_value("ann", "a b");
 //!     let out = driver.create_output_topic("counts", WindowedSerde::time(StringSerde), I64Serde);
-//!     Ok(out.read_values_to_list())
+//!     out.read_values_to_list()
 //! };
-//! assert_eq!(counts(Materialized::as_("cached"))?, [Some(2)]);
-//! assert_eq!(counts(Materialized::as_("uncached").with_caching_disabled())?, [Some(1), Some(2)]);
+//! assert_eq!(counts(Materialized::as_("cached")), [Some(2)]);
+//! assert_eq!(counts(Materialized::as_("uncached").with_caching_disabled()), [Some(1), Some(2)]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -152,12 +152,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// ```
     /// use std::time::Duration;
     /// use streams_core::dsl::{TimeWindows, Windowed};
-    /// use streams_core::serde::{I64Serde, StringSerde};
-    /// use streams_core::StreamsBuilder;
-    /// use streams_test::{KeyValue, TopologyTestDriver};
+    /// use streams_test::{KeyValue, example};
     ///
-    /// let builder = StreamsBuilder::new();
-    /// let clicks = builder.stream::<String, String>("clicks");
     /// let tumbling = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
     /// let hopping = tumbling.advance_by(Duration::from_millis(5))?;
     /// // "user@window start" -> count
@@ -165,12 +161,14 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     ///     let k = k.unwrap();
     ///     (format!("{}@{}", k.key, k.window.start), *n)
     /// };
-    /// clicks.clone().group_by_key().windowed_by(tumbling).count().to_stream().map(label).to("tumbling");
-    /// clicks.group_by_key().windowed_by(hopping).count().to_stream().map(label).to("hopping");
-    /// let driver = TopologyTestDriver::new(builder.build()?)?;
-    /// let clicks_in = driver.create_input_topic("clicks", StringSerde, StringSerde);
-    /// let tumbling = driver.create_output_topic("tumbling", StringSerde, I64Serde);
-    /// let hopping = driver.create_output_topic("hopping", StringSerde, I64Serde);
+    /// let driver = example(|builder| {
+    ///     let clicks = builder.stream::<String, String>("clicks");
+    ///     clicks.clone().group_by_key().windowed_by(tumbling).count().to_stream().map(label).to("tumbling");
+    ///     clicks.group_by_key().windowed_by(hopping).count().to_stream().map(label).to("hopping");
+    /// });
+    /// let clicks_in = driver.input::<String, String>("clicks");
+    /// let tumbling = driver.output::<String, i64>("tumbling");
+    /// let hopping = driver.output::<String, i64>("hopping");
     /// clicks_in.pipe_key_value_at("ann", "a", 3);
     /// clicks_in.pipe_key_value_at("ann", "b", 7);
     /// clicks_in.pipe_key_value_at("ann", "c", 12);
