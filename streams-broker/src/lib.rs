@@ -19,6 +19,10 @@
 //! The core types:
 //! - [`Cluster`]: the brokers' state and the mock clock; hands out clients.
 //! - [`Producer`], [`Consumer`], [`Admin`]: Kafka's three clients.
+//! - [`clients::group`]: the group coordinator (Kafka's classic protocol:
+//!   generations, a leader that runs its assignor, eager rebalances,
+//!   session and poll-interval timeouts); [`SimulatedClients`]: the client
+//!   API's traits over the clients, for a Streams runtime.
 //! - [`record::RecordBatch`]: Kafka's v2 batch, byte for byte.
 //! - [`log::UnifiedLog`] and [`cleaner`]: a partition's log and its
 //!   compaction.

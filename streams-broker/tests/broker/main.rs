@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cleaner;
+mod client_api;
 mod clients;
 mod delete_records;
 mod groups;
