@@ -27,6 +27,8 @@ use crate::log::LogConfig;
 use crate::replication::Partition;
 use crate::topic_partition::TopicPartition;
 
+use super::IsolationLevel;
+
 /// A topic to create: name, partition count, replication factor and
 /// config overrides.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -331,31 +333,49 @@ impl Admin {
         tp: &TopicPartition,
         spec: OffsetSpec,
     ) -> Result<Option<ListedOffset>> {
+        self.list_offsets_with(tp, spec, IsolationLevel::ReadUncommitted)
+    }
+
+    /// [`list_offsets`](Admin::list_offsets) at an isolation level (Kafka's
+    /// `ListOffsetsOptions(isolationLevel)`): under `read_committed`,
+    /// [`OffsetSpec::Latest`] is the last stable offset, and an offset
+    /// found by timestamp must be below it.
+    ///
+    /// # Errors
+    /// [`BrokerError::UnknownTopic`] or [`BrokerError::UnknownPartition`].
+    pub fn list_offsets_with(
+        &self,
+        tp: &TopicPartition,
+        spec: OffsetSpec,
+        isolation: IsolationLevel,
+    ) -> Result<Option<ListedOffset>> {
         let state = self.cluster.state();
         let log = state.log(tp)?;
+        let stable = |found: Option<ListedOffset>| match isolation {
+            IsolationLevel::ReadUncommitted => found,
+            IsolationLevel::ReadCommitted => found.filter(|o| o.offset < log.last_stable_offset()),
+        };
         Ok(match spec {
             OffsetSpec::Earliest => Some(ListedOffset {
                 offset: log.log_start_offset(),
                 timestamp: None,
             }),
             OffsetSpec::Latest => Some(ListedOffset {
-                offset: log.high_watermark(),
+                offset: isolation.fetch_upper_bound(log),
                 timestamp: None,
             }),
-            OffsetSpec::Timestamp(ts) => {
-                log.offset_for_timestamp(ts)
-                    .map(|(offset, timestamp)| ListedOffset {
-                        offset,
-                        timestamp: Some(timestamp),
-                    })
-            }
-            OffsetSpec::MaxTimestamp => {
-                log.offset_of_max_timestamp()
-                    .map(|(offset, timestamp)| ListedOffset {
-                        offset,
-                        timestamp: Some(timestamp),
-                    })
-            }
+            OffsetSpec::Timestamp(ts) => stable(log.offset_for_timestamp(ts).map(
+                |(offset, timestamp)| ListedOffset {
+                    offset,
+                    timestamp: Some(timestamp),
+                },
+            )),
+            OffsetSpec::MaxTimestamp => stable(log.offset_of_max_timestamp().map(
+                |(offset, timestamp)| ListedOffset {
+                    offset,
+                    timestamp: Some(timestamp),
+                },
+            )),
         })
     }
 

@@ -7,9 +7,9 @@
 use proptest::prelude::*;
 use streams_broker::record::ControlRecordType;
 use streams_broker::{
-    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, IsolationLevel, NewTopic, Producer,
-    ProducerConfig, ProducerRecord, TopicPartition, TransactionConfig, TransactionManagerState,
-    TransactionState,
+    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, IsolationLevel, NewTopic, OffsetSpec,
+    Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionConfig,
+    TransactionManagerState, TransactionState,
 };
 use streams_clients::GroupMetadata;
 
@@ -159,10 +159,34 @@ fn read_committed_stops_at_the_last_stable_offset_and_seeks_to_it_as_the_end() {
     // A non-transactional record after the open transaction: below the
     // high watermark, above the LSO.
     plain
-        .send(ProducerRecord::new("t", "k", "after").partition(0))
+        .send(
+            ProducerRecord::new("t", "k", "after")
+                .partition(0)
+                .timestamp(50),
+        )
         .unwrap();
     let info = cluster.log_info(&tp).unwrap();
     assert_eq!((info.high_watermark, info.last_stable_offset), (4, 1));
+    // ListOffsets LATEST: the LSO for read_committed, the HW otherwise.
+    let latest = |isolation| {
+        cluster
+            .admin()
+            .list_offsets_with(&tp, OffsetSpec::Latest, isolation)
+            .unwrap()
+            .map(|o| o.offset)
+    };
+    assert_eq!(latest(IsolationLevel::ReadCommitted), Some(1));
+    assert_eq!(latest(IsolationLevel::ReadUncommitted), Some(4));
+    // By timestamp, read_committed finds nothing at or past the LSO.
+    let by_time = |isolation| {
+        cluster
+            .admin()
+            .list_offsets_with(&tp, OffsetSpec::Timestamp(10), isolation)
+            .unwrap()
+            .map(|o| o.offset)
+    };
+    assert_eq!(by_time(IsolationLevel::ReadUncommitted), Some(3));
+    assert_eq!(by_time(IsolationLevel::ReadCommitted), None);
     assert_eq!(
         read(&cluster, &tp, IsolationLevel::ReadCommitted),
         [(0, "plain".to_owned())]

@@ -36,7 +36,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 /// The scenarios of `compat/broker` (`Scenarios.NAMES`), in their order.
 /// Checked against the Java tool's `list` at start.
-const SCENARIOS: [&str; 7] = [
+const SCENARIOS: [&str; 8] = [
     "delete_records",
     "consumer_reset_after_delete",
     "delete_records_errors",
@@ -44,6 +44,7 @@ const SCENARIOS: [&str; 7] = [
     "compaction_keeps_latest",
     "tombstone_expires",
     "partitioner",
+    "transactions",
 ];
 
 /// What every trial needs once the broker is up.

@@ -19,8 +19,8 @@ use serde_json::{Map, Value, json};
 use streams_broker::partitioner::partition_for_key;
 use streams_broker::record::{Header, Record};
 use streams_broker::{
-    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, ConsumerRecord, NewTopic, OffsetSpec,
-    TopicPartition,
+    AutoOffsetReset, BrokerError, Cluster, ConsumerConfig, ConsumerRecord, IsolationLevel,
+    NewTopic, OffsetSpec, Producer, ProducerConfig, TopicPartition,
 };
 
 /// `T0` of the scenarios.
@@ -47,9 +47,28 @@ pub(crate) fn java_exception(e: &BrokerError) -> String {
         BrokerError::NoOffsetForPartition { .. } => "NoOffsetForPartitionException",
         BrokerError::NotAssigned { .. } => "IllegalStateException",
         BrokerError::CorruptRecord { .. } => "CorruptRecordException",
+        BrokerError::ProducerFenced { .. } => "ProducerFencedException",
+        BrokerError::InvalidProducerEpoch { .. } => "InvalidProducerEpochException",
+        BrokerError::InvalidTxnState { .. } => "IllegalStateException",
         other => return format!("BrokerError::{other:?}"),
     }
     .to_owned()
+}
+
+/// `"ok"`, or the error's JSON.
+fn outcome(result: Result<(), BrokerError>) -> Value {
+    match result {
+        Ok(()) => json!("ok"),
+        Err(e) => Value::Object(error(&e)),
+    }
+}
+
+fn isolation_of(step: &Value) -> Result<IsolationLevel, String> {
+    match str_field(step, "isolation")? {
+        "read_committed" => Ok(IsolationLevel::ReadCommitted),
+        "read_uncommitted" => Ok(IsolationLevel::ReadUncommitted),
+        other => Err(format!("unknown isolation {other:?}")),
+    }
 }
 
 fn error(e: &BrokerError) -> Map<String, Value> {
@@ -149,8 +168,12 @@ fn inputs(step: &Value) -> Map<String, Value> {
     for answer in ["result", "results", "earliest", "latest"] {
         m.remove(answer);
     }
-    if m.get("step").and_then(Value::as_str) == Some("read") {
+    if matches!(
+        m.get("step").and_then(Value::as_str),
+        Some("read" | "read_isolated")
+    ) {
         m.remove("records");
+        m.remove("position");
     }
     m
 }
@@ -160,6 +183,8 @@ fn inputs(step: &Value) -> Map<String, Value> {
 struct Mirror {
     cluster: Cluster,
     model: HashMap<TopicPartition, Vec<Value>>,
+    /// The transactional producers, by the name the steps give them.
+    producers: HashMap<String, Producer>,
 }
 
 /// Runs the steps on a fresh simulated cluster; the answers, one per step.
@@ -172,6 +197,7 @@ pub(crate) fn run(steps: &[Value]) -> Result<Vec<Value>, String> {
     let mut mirror = Mirror {
         cluster,
         model: HashMap::new(),
+        producers: HashMap::new(),
     };
     steps
         .iter()
@@ -272,13 +298,112 @@ impl Mirror {
                 let result = self.wait_compacted(&tp).map_err(|e| e.to_string())?;
                 out.insert("result".into(), json!(result));
             }
+            "txn_init" => {
+                let producer = self.cluster.producer_with(
+                    ProducerConfig::new().transactional_id(str_field(step, "transactional_id")?),
+                );
+                let result = producer.init_transactions();
+                self.producers
+                    .insert(str_field(step, "producer")?.to_owned(), producer);
+                out.insert("result".into(), outcome(result));
+            }
+            "txn_begin" | "txn_commit" | "txn_abort" => {
+                let producer = self.transactional(step)?;
+                let result = match kind {
+                    "txn_begin" => producer.begin_transaction(),
+                    "txn_commit" => producer.commit_transaction(),
+                    _ => producer.abort_transaction(),
+                };
+                out.insert("result".into(), outcome(result));
+            }
+            "txn_produce" => {
+                let results = self.produce(step)?;
+                out.insert("results".into(), Value::Array(results));
+            }
+            "wait_stable" => {
+                // The simulated coordinator writes its markers before the
+                // commit or abort returns: stable at once.
+                let tp = tp_of(step)?;
+                let info = self.cluster.log_info(&tp).map_err(|e| e.to_string())?;
+                let stable = info.last_stable_offset == info.high_watermark;
+                out.insert(
+                    "result".into(),
+                    json!(if stable { "stable" } else { "unstable" }),
+                );
+            }
+            "list_offsets_isolated" => {
+                let tp = tp_of(step)?;
+                let isolation = isolation_of(step)?;
+                let result =
+                    match self
+                        .cluster
+                        .admin()
+                        .list_offsets_with(&tp, OffsetSpec::Latest, isolation)
+                    {
+                        Ok(o) => json!({ "offset": o.map_or(-1, |o| o.offset) }),
+                        Err(e) => Value::Object(error(&e)),
+                    };
+                out.insert("result".into(), result);
+            }
+            "read_isolated" => {
+                let tp = tp_of(step)?;
+                let (records, position) = self
+                    .read_isolated(&tp, isolation_of(step)?)
+                    .map_err(|e| e.to_string())?;
+                out.insert("records".into(), Value::Array(records));
+                out.insert("position".into(), json!(position));
+            }
             other => return Err(format!("unknown step kind {other:?}")),
         }
         Ok(Value::Object(out))
     }
 
+    /// The transactional producer a step names.
+    fn transactional(&self, step: &Value) -> Result<&Producer, String> {
+        let name = str_field(step, "producer")?;
+        self.producers
+            .get(name)
+            .ok_or_else(|| format!("no txn_init made a producer {name:?}"))
+    }
+
+    /// The Java tool's `readIsolated`: a consumer at the isolation level
+    /// from the beginning until its position reaches its end offset taken
+    /// at the start (the LSO under `read_committed`).
+    fn read_isolated(
+        &self,
+        tp: &TopicPartition,
+        isolation: IsolationLevel,
+    ) -> Result<(Vec<Value>, i64), BrokerError> {
+        let end = self
+            .cluster
+            .admin()
+            .list_offsets_with(tp, OffsetSpec::Latest, isolation)?
+            .map_or(0, |o| o.offset);
+        let mut consumer = self.cluster.consumer(
+            ConsumerConfig::new()
+                .auto_offset_reset(AutoOffsetReset::Earliest)
+                .enable_auto_commit(false)
+                .isolation_level(isolation),
+        );
+        consumer.assign([tp.clone()]);
+        consumer.seek_to_beginning(tp)?;
+        let mut out = Vec::new();
+        let mut polls = 0;
+        while consumer.position(tp)? < end {
+            polls += 1;
+            assert!(
+                polls < 100_000,
+                "read of {tp} stuck at {} < {end}",
+                consumer.position(tp)?
+            );
+            out.extend(consumer.poll()?.iter().map(record_json));
+        }
+        Ok((out, consumer.position(tp)?))
+    }
+
     /// One batch per partition, the records in the order given (the Java
-    /// producer with `linger.ms=10000` and one `flush` per step).
+    /// producer with `linger.ms=10000` and one `flush` per step); a
+    /// `txn_produce` step sends with its transactional producer.
     fn produce(&mut self, step: &Value) -> Result<Vec<Value>, String> {
         let topic = str_field(step, "topic")?;
         let records: Vec<Record> = field(step, "records")?
@@ -313,7 +438,14 @@ impl Mirror {
             by_partition.entry(*p).or_default().push(i);
         }
         let mut results = vec![Value::Null; records.len()];
-        let producer = self.cluster.producer();
+        let plain;
+        let producer = if str_field(step, "step")? == "txn_produce" {
+            self.transactional(step)?
+        } else {
+            plain = self.cluster.producer();
+            &plain
+        };
+        let mut model = Vec::new();
         for (p, indices) in by_partition {
             let tp = TopicPartition::new(topic, p);
             let batch = indices.iter().map(|&i| records[i].clone());
@@ -324,13 +456,16 @@ impl Mirror {
                         let r = &records[i];
                         results[i] =
                             json!({ "partition": p, "offset": offset, "timestamp": r.timestamp });
-                        self.model.entry(tp.clone()).or_default().push(json!({
-                            "offset": offset,
-                            "key": text(r.key.as_deref()),
-                            "value": text(r.value.as_deref()),
-                            "headers": headers_json(&r.headers),
-                            "timestamp": r.timestamp,
-                        }));
+                        model.push((
+                            tp.clone(),
+                            json!({
+                                "offset": offset,
+                                "key": text(r.key.as_deref()),
+                                "value": text(r.value.as_deref()),
+                                "headers": headers_json(&r.headers),
+                                "timestamp": r.timestamp,
+                            }),
+                        ));
                     }
                 }
                 Ok(None) => {}
@@ -340,6 +475,9 @@ impl Mirror {
                     }
                 }
             }
+        }
+        for (tp, record) in model {
+            self.model.entry(tp).or_default().push(record);
         }
         Ok(results)
     }

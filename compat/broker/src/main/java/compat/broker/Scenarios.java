@@ -32,6 +32,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
@@ -62,7 +63,8 @@ final class Scenarios {
         "produce_errors",
         "compaction_keeps_latest",
         "tombstone_expires",
-        "partitioner");
+        "partitioner",
+        "transactions");
 
     static String run(final String bootstrap, final String name) throws Exception {
         try (Run r = new Run(bootstrap, name)) {
@@ -74,6 +76,7 @@ final class Scenarios {
                 case "compaction_keeps_latest" -> compactionKeepsLatest(r);
                 case "tombstone_expires" -> tombstoneExpires(r);
                 case "partitioner" -> partitioner(r);
+                case "transactions" -> transactions(r);
                 default -> throw new IllegalArgumentException("unknown scenario: " + name + " (known: " + NAMES + ")");
             }
             final Map<String, Object> doc = new LinkedHashMap<>();
@@ -276,7 +279,62 @@ final class Scenarios {
         r.read(t, 2);
     }
 
+    /**
+     * A committed 10-record transaction, an aborted 5-record one and a committed 1-record one on
+     * one partition: the markers take offsets 10, 16 and 18, the high watermark is 19. During the
+     * third, the last stable offset is its first offset (17). Then a producer with the same
+     * transactional.id fences the first in the middle of a transaction (its abort marker is 20).
+     */
+    static void transactions(final Run r) throws Exception {
+        final String t = "transactions";
+        final String id = "transactions-tx";
+        r.createTopic(t, 1, deletePolicy());
+        r.txnInit("a", id);
+        r.txnBegin("a");
+        r.txnProduce("a", t, 0, numbered(0, 10));
+        r.txnCommit("a");
+        r.waitStable(t, 0);
+        r.txnBegin("a");
+        r.txnProduce("a", t, 0, numbered(10, 15));
+        r.txnAbort("a");
+        r.waitStable(t, 0);
+        r.txnBegin("a");
+        r.txnProduce("a", t, 0, numbered(15, 16));
+        // The third transaction is open.
+        r.listOffsetsIsolated(t, 0, "read_uncommitted");
+        r.listOffsetsIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_uncommitted");
+        r.txnCommit("a");
+        r.waitStable(t, 0);
+        r.listOffsetsIsolated(t, 0, "read_uncommitted");
+        r.listOffsetsIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_uncommitted");
+        // Fencing: b takes over the transactional.id while a has a transaction open.
+        r.txnBegin("a");
+        r.txnProduce("a", t, 0, numbered(16, 17));
+        r.txnInit("b", id);
+        r.txnCommit("a");
+        r.waitStable(t, 0);
+        r.listOffsetsIsolated(t, 0, "read_uncommitted");
+        r.listOffsetsIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_uncommitted");
+        r.txnBegin("b");
+        r.txnProduce("b", t, 0, numbered(17, 18));
+        r.txnCommit("b");
+        r.waitStable(t, 0);
+        r.readIsolated(t, 0, "read_committed");
+    }
+
     // ------------------------------------------------------------------ the runner
+
+    /** A transactional call on a producer. */
+    @FunctionalInterface
+    interface TxnCall {
+        void run(KafkaProducer<byte[], byte[]> producer) throws Exception;
+    }
 
     /** A record to produce: UTF-8 key and value (null allowed), timestamp, headers [key, value|null]. */
     record Rec(String key, String value, long timestamp, List<String[]> headers) {}
@@ -287,6 +345,8 @@ final class Scenarios {
         final Admin admin;
         final KafkaProducer<byte[], byte[]> producer;
         final List<Object> steps = new ArrayList<>();
+        /** The transactional producers of the scenario, by the name its steps give them. */
+        final Map<String, KafkaProducer<byte[], byte[]>> txnProducers = new HashMap<>();
         /** What a read from earliest would return if nothing were cleaned since the last read. */
         final Map<TopicPartition, List<Object>> model = new HashMap<>();
 
@@ -316,6 +376,9 @@ final class Scenarios {
 
         @Override
         public void close() {
+            for (final KafkaProducer<byte[], byte[]> p : txnProducers.values()) {
+                p.close(Duration.ofSeconds(5));
+            }
             producer.close(Duration.ofSeconds(5));
             admin.close(Duration.ofSeconds(5));
         }
@@ -396,6 +459,12 @@ final class Scenarios {
 
         void produce(final String topic, final Integer partition, final List<Rec> recs) {
             final Map<String, Object> s = step("produce");
+            send(producer, s, topic, partition, recs);
+        }
+
+        /** The records sent, flushed, and their results written into step s. */
+        void send(final KafkaProducer<byte[], byte[]> producer, final Map<String, Object> s,
+                  final String topic, final Integer partition, final List<Rec> recs) {
             s.put("topic", topic);
             s.put("partition", partition);
             final List<Object> in = new ArrayList<>();
@@ -465,6 +534,154 @@ final class Scenarios {
                 }
             } catch (final Exception e) {
                 s.put("result", error(e));
+            }
+        }
+
+        /** A transactional producer named name: initTransactions with that transactional.id. */
+        void txnInit(final String name, final String transactionalId) {
+            final Map<String, Object> s = step("txn_init");
+            s.put("producer", name);
+            s.put("transactional_id", transactionalId);
+            final Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+            p.put(ProducerConfig.ACKS_CONFIG, "all");
+            p.put(ProducerConfig.LINGER_MS_CONFIG, 10_000);
+            p.put(ProducerConfig.BATCH_SIZE_CONFIG, 1 << 20);
+            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
+            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 20_000);
+            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000);
+            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+            final KafkaProducer<byte[], byte[]> txn = new KafkaProducer<>(p);
+            txnProducers.put(name, txn);
+            try {
+                txn.initTransactions();
+                s.put("result", "ok");
+            } catch (final Exception e) {
+                s.put("result", error(e));
+            }
+        }
+
+        /** One transactional call (begin, commit, abort) on the producer named name. */
+        void txnCall(final String kind, final String name, final TxnCall call) {
+            final Map<String, Object> s = step(kind);
+            s.put("producer", name);
+            try {
+                call.run(txnProducers.get(name));
+                s.put("result", "ok");
+            } catch (final Exception e) {
+                s.put("result", error(e));
+            }
+        }
+
+        void txnBegin(final String name) {
+            txnCall("txn_begin", name, KafkaProducer::beginTransaction);
+        }
+
+        void txnCommit(final String name) {
+            txnCall("txn_commit", name, KafkaProducer::commitTransaction);
+        }
+
+        void txnAbort(final String name) {
+            txnCall("txn_abort", name, KafkaProducer::abortTransaction);
+        }
+
+        /** A produce step of the transactional producer named name. */
+        void txnProduce(final String name, final String topic, final Integer partition, final List<Rec> recs) {
+            final Map<String, Object> s = step("txn_produce");
+            s.put("producer", name);
+            send(txnProducers.get(name), s, topic, partition, recs);
+        }
+
+        /**
+         * Waits (up to 30 s) until the last stable offset equals the high watermark in two reads
+         * 100 ms apart: commitTransaction and abortTransaction return once the coordinator has
+         * decided, and it writes the markers after that.
+         */
+        void waitStable(final String topic, final int partition) throws Exception {
+            final TopicPartition tp = new TopicPartition(topic, partition);
+            final Map<String, Object> s = step("wait_stable");
+            s.put("topic", topic);
+            s.put("partition", partition);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            int stable = 0;
+            while (stable < 2) {
+                final long committed = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                        new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                    .partitionResult(tp).get(60, TimeUnit.SECONDS).offset();
+                final long hw = offsets(tp, OffsetSpec.latest()).offset();
+                stable = committed == hw ? stable + 1 : 0;
+                if (System.nanoTime() > deadline) {
+                    s.put("result", "unstable");
+                    return;
+                }
+                if (stable < 2) {
+                    Thread.sleep(100);
+                }
+            }
+            s.put("result", "stable");
+        }
+
+        /** Admin.listOffsets(latest) at an isolation level: the LSO for read_committed. */
+        void listOffsetsIsolated(final String topic, final int partition, final String isolation) {
+            final Map<String, Object> s = step("list_offsets_isolated");
+            s.put("topic", topic);
+            s.put("partition", partition);
+            s.put("isolation", isolation);
+            try {
+                final TopicPartition tp = new TopicPartition(topic, partition);
+                final ListOffsetsResultInfo info = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                        new ListOffsetsOptions(isolationLevel(isolation)).timeoutMs(STEP_TIMEOUT_MS))
+                    .partitionResult(tp).get(60, TimeUnit.SECONDS);
+                s.put("result", Map.of("offset", info.offset()));
+            } catch (final Exception e) {
+                s.put("result", error(e));
+            }
+        }
+
+        static IsolationLevel isolationLevel(final String isolation) {
+            return switch (isolation) {
+                case "read_committed" -> IsolationLevel.READ_COMMITTED;
+                case "read_uncommitted" -> IsolationLevel.READ_UNCOMMITTED;
+                default -> throw new IllegalArgumentException(isolation);
+            };
+        }
+
+        /**
+         * A consumer at that isolation level from the beginning until its position reaches its end
+         * offset taken at the start (the LSO for read_committed, the high watermark otherwise).
+         */
+        void readIsolated(final String topic, final int partition, final String isolation) throws Exception {
+            final TopicPartition tp = new TopicPartition(topic, partition);
+            final Map<String, Object> s = step("read_isolated");
+            s.put("topic", topic);
+            s.put("partition", partition);
+            s.put("isolation", isolation);
+            final List<Object> out = new ArrayList<>();
+            final Properties p = new Properties();
+            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+            p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                final long end = c.endOffsets(List.of(tp)).get(tp);
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (c.position(tp) < end) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("read of " + tp + " stuck at " + c.position(tp) + " < " + end);
+                    }
+                    for (final ConsumerRecord<byte[], byte[]> rec : c.poll(Duration.ofMillis(200))) {
+                        out.add(recordJson(rec));
+                    }
+                }
+                s.put("records", out);
+                s.put("position", c.position(tp));
             }
         }
 
