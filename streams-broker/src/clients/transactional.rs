@@ -321,12 +321,14 @@ impl Producer {
 
     /// `commitTransaction`: the coordinator writes a COMMIT marker to every
     /// partition of the transaction, and the offsets sent to it become the
-    /// group's.
+    /// group's. It returns once the coordinator has decided; a partition
+    /// whose leader cannot be reached gets its marker later (its last
+    /// stable offset waits), and this producer's next transaction gets
+    /// [`BrokerError::ConcurrentTransactions`] until then.
     ///
     /// # Errors
     /// [`BrokerError::InvalidTxnState`] without an open transaction (or
-    /// after a failed call: abort then), [`BrokerError::ProducerFenced`],
-    /// [`BrokerError::ConcurrentTransactions`] (retriable).
+    /// after a failed call: abort then), [`BrokerError::ProducerFenced`].
     pub fn commit_transaction(&self) -> Result<()> {
         self.end_transaction(true)
     }

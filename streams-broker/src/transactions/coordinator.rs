@@ -243,14 +243,18 @@ impl State {
         Ok(())
     }
 
-    /// `EndTxn`: commits or aborts the open transaction, writing its
-    /// markers; a retried end of a transaction that already ended the same
+    /// `EndTxn`: commits or aborts the open transaction and writes its
+    /// markers. The answer comes once the decision is taken, as Kafka's
+    /// does: a marker whose partition has no reachable leader stays
+    /// pending (PrepareCommit/PrepareAbort) and is retried by the
+    /// coordinator's periodic task and by the id's next request, which
+    /// gets [`BrokerError::ConcurrentTransactions`] until every marker is
+    /// written. A retried end of a transaction that already ended the same
     /// way succeeds.
     ///
     /// # Errors
     /// [`BrokerError::ProducerFenced`], [`BrokerError::ConcurrentTransactions`]
-    /// when a marker could not be written (the coordinator retries it as
-    /// the clock moves).
+    /// for a retry while markers are still pending.
     pub(crate) fn end_txn(
         &mut self,
         transactional_id: &str,
@@ -263,8 +267,10 @@ impl State {
             .state;
         match (state, commit) {
             (TransactionState::Ongoing, _) => {
+                // Decided: Kafka answers once PrepareCommit/PrepareAbort is
+                // logged; markers that cannot be written yet are retried.
                 self.end_with_markers(transactional_id, commit);
-                self.complete_markers(transactional_id)
+                Ok(())
             }
             (TransactionState::CompleteCommit | TransactionState::PrepareCommit, true)
             | (TransactionState::CompleteAbort | TransactionState::PrepareAbort, false) => {

@@ -564,6 +564,48 @@ fn a_follower_that_becomes_leader_knows_the_open_transaction() {
     assert_eq!(committed.len(), 3);
 }
 
+#[test]
+fn a_marker_the_leader_cannot_take_is_written_later_and_the_lso_waits_for_it() {
+    let cluster = cluster_with("t", 1);
+    let tp = TopicPartition::new("t", 0);
+    let producer = transactional(&cluster, "tx");
+    producer.begin_transaction().unwrap();
+    send(&producer, "t", "v");
+    cluster.pause_broker(1).unwrap();
+    // Decided: the commit returns; the marker waits for the leader.
+    producer.commit_transaction().unwrap();
+    let described = cluster.describe_transaction("tx").unwrap();
+    assert_eq!(described.state, TransactionState::PrepareCommit);
+    assert_eq!(described.pending_markers.len(), 1);
+    // The next transaction of the id waits for it too.
+    producer.begin_transaction().unwrap();
+    assert_eq!(
+        producer
+            .send(ProducerRecord::new("t", "k", "w").partition(0))
+            .unwrap_err(),
+        BrokerError::ConcurrentTransactions {
+            transactional_id: "tx".to_owned(),
+            pending: 1
+        }
+    );
+    cluster.resume_broker(1).unwrap();
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 0);
+    // The coordinator's next periodic look (10 s) writes it.
+    cluster.advance_ms(10_000);
+    let described = cluster.describe_transaction("tx").unwrap();
+    assert_eq!(described.state, TransactionState::CompleteCommit);
+    assert_eq!(markers(&cluster, &tp), [(1, ControlRecordType::Commit)]);
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!((info.high_watermark, info.last_stable_offset), (2, 2));
+    // The transaction opened meanwhile goes on.
+    assert_eq!(send(&producer, "t", "w"), 2);
+    producer.commit_transaction().unwrap();
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadCommitted),
+        [(0, "v".to_owned()), (2, "w".to_owned())]
+    );
+}
+
 fn compacted(cluster: &Cluster) -> TopicPartition {
     cluster
         .admin()
