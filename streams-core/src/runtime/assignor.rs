@@ -1918,6 +1918,69 @@ mod tests {
         assert_eq!(out, assign(1, &tasks, &[a, b]));
     }
 
+    /// Kafka 4.4.0's own `StickyTaskAssignor` on 400 seeded inputs on which
+    /// its hash-order iteration cannot matter (see
+    /// `compat/assignor/AssignorOracle.java`; `compat/assignor/regenerate`
+    /// reruns it): every assignment equal.
+    #[test]
+    fn matches_kafka_4_4_on_the_golden_cases() {
+        let golden = include_str!("../../../compat/assignor/golden.txt");
+        let tasks_of = |csv: &str| -> Vec<TaskId> {
+            csv.split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap())
+                .collect()
+        };
+        let mut cases = 0;
+        for block in golden.split("end\n").filter(|b| !b.trim().is_empty()) {
+            let mut name = "";
+            let mut standbys = 0;
+            let mut tasks = Vec::new();
+            let mut clients = Vec::new();
+            let mut expected = BTreeMap::new();
+            for line in block.lines() {
+                let words: Vec<&str> = line.split(' ').collect();
+                match words[0] {
+                    "case" => name = words[1],
+                    "standbys" => standbys = words[1].parse().unwrap(),
+                    "tasks" => {
+                        for task in &words[1..] {
+                            let (id, kind) = task.split_once(':').unwrap();
+                            tasks.push(TaskInfo::new(id.parse().unwrap(), kind == "s"));
+                        }
+                    }
+                    "client" => clients.push(
+                        client(words[1].parse().unwrap(), words[2].parse().unwrap())
+                            .with_previous_active_tasks(tasks_of(&words[3][2..]))
+                            .with_previous_standby_tasks(tasks_of(&words[4][2..])),
+                    ),
+                    "expect" => {
+                        let active: BTreeSet<TaskId> =
+                            tasks_of(&words[2][2..]).into_iter().collect();
+                        let standby: BTreeSet<TaskId> =
+                            tasks_of(&words[3][2..]).into_iter().collect();
+                        expected.insert(pid(words[1].parse().unwrap()), (active, standby));
+                    }
+                    other => panic!("unknown line `{other}` in golden.txt"),
+                }
+            }
+            let got: BTreeMap<String, (BTreeSet<TaskId>, BTreeSet<TaskId>)> =
+                assign(standbys, &tasks, &clients)
+                    .clients()
+                    .iter()
+                    .map(|(id, c)| {
+                        (
+                            id.clone(),
+                            (c.active_tasks().clone(), c.standby_tasks().clone()),
+                        )
+                    })
+                    .collect();
+            assert_eq!(got, expected, "case {name}");
+            cases += 1;
+        }
+        assert_eq!(cases, 400);
+    }
+
     // Bad input.
 
     #[test]
