@@ -34,7 +34,9 @@
 //! `HashSet` (and so depends on hash codes), this module iterates in
 //! order: tasks by [`TaskId`], instances by process id, threads by name.
 //! Kafka's own tests accept any of the outcomes its hash order may give;
-//! this module gives one of them, always the same.
+//! this module gives one of them, always the same. Where that order cannot
+//! matter the results are Kafka's: a test replays 400 inputs through
+//! Kafka 4.4.0's own class (`compat/assignor/`) and compares.
 //!
 //! Load is counted as Kafka counts it: an instance's load is its assigned
 //! tasks (active and standby) divided by its threads. When there are fewer
