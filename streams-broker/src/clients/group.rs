@@ -224,18 +224,12 @@ pub(crate) struct Group {
     join_deadline_ms: Option<i64>,
     initial: Option<InitialDelay>,
     sync_deadline_ms: Option<i64>,
+    /// `group.initial.rebalance.delay.ms`, as the broker has it now.
     initial_rebalance_delay_ms: i64,
     pub(crate) offsets: BTreeMap<TopicPartition, i64>,
 }
 
 impl Group {
-    fn new(initial_rebalance_delay_ms: i64) -> Self {
-        Self {
-            initial_rebalance_delay_ms,
-            ..Self::default()
-        }
-    }
-
     /// The largest rebalance timeout of the members (Kafka's
     /// `rebalanceTimeoutMs`).
     fn rebalance_timeout_ms(&self) -> i64 {
@@ -420,14 +414,17 @@ impl Group {
         request: JoinRequest,
         now: i64,
     ) -> Result<String> {
-        if let Some(protocol) = &self.protocol
-            && !self.members.is_empty()
-            && *protocol != request.protocol
+        // The members must share an assignor (the joining member itself
+        // may change its own).
+        if let Some((_, other)) = self
+            .members
+            .iter()
+            .find(|(id, m)| Some(id.as_str()) != member && m.protocol != request.protocol)
         {
             return Err(BrokerError::InconsistentGroupProtocol {
                 group: group_id.to_owned(),
                 protocol: request.protocol,
-                group_protocol: protocol.clone(),
+                group_protocol: other.protocol.clone(),
             });
         }
         let id = match member {
@@ -667,10 +664,8 @@ impl State {
     fn group_at_now(&mut self, group_id: &str) -> &mut Group {
         let now = self.now_ms;
         let delay = self.config.group_initial_rebalance_delay_ms;
-        let group = self
-            .groups
-            .entry(group_id.to_owned())
-            .or_insert_with(|| Group::new(delay));
+        let group = self.groups.entry(group_id.to_owned()).or_default();
+        group.initial_rebalance_delay_ms = delay;
         group.expire(now);
         group
     }
@@ -766,7 +761,11 @@ impl State {
     /// until its session times out.
     pub(crate) fn stop_heartbeats(&mut self, group_id: &str, member: &str) {
         let now = self.now_ms;
-        if let Some(m) = self.group_at_now(group_id).members.get_mut(member)
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
+        group.expire(now);
+        if let Some(m) = group.members.get_mut(member)
             && m.alive
         {
             m.alive = false;

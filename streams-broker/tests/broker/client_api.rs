@@ -184,12 +184,12 @@ fn an_assigned_consumer_reads_pauses_seeks_and_knows_the_end_offsets() {
         consumer.end_offsets(&[t0.clone(), t1.clone()]).unwrap(),
         BTreeMap::from([(t0.clone(), 3), (t1.clone(), 3)])
     );
-    consumer.pause(&[t1.clone()], true);
+    consumer.pause(std::slice::from_ref(&t1), true);
     let polled = consumer.poll().unwrap();
     assert_eq!(polled.rebalance, None);
     let values: Vec<Bytes> = polled.records.into_iter().filter_map(|r| r.value).collect();
     assert_eq!(values, ["0-0", "0-1", "0-2"]);
-    consumer.pause(&[t1.clone()], false);
+    consumer.pause(std::slice::from_ref(&t1), false);
     consumer.seek(&t1, 2).unwrap();
     let values: Vec<Bytes> = consumer
         .poll()

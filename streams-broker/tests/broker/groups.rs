@@ -588,3 +588,83 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_new_subscription_revokes_and_rejoins_with_its_topics_and_assignor() {
+    let (cluster, clients) = setup(2);
+    cluster.admin().create_topic(NewTopic::new("u", 1)).unwrap();
+    let mut a = member(&clients, &config("a"));
+    assert_eq!(event(a.as_mut()), assigned(&[0, 1], 1));
+    a.subscribe(
+        &["t".to_owned(), "u".to_owned()],
+        Arc::new(Dealer { process: "p1" }),
+    )
+    .unwrap();
+    assert_eq!(event(a.as_mut()), Some(Rebalance::Revoked(tps(&[0, 1]))));
+    let Some(Rebalance::Assigned {
+        partitions,
+        generation,
+        ..
+    }) = event(a.as_mut())
+    else {
+        panic!("a has no assignment");
+    };
+    assert_eq!(generation, 2);
+    assert_eq!(
+        partitions,
+        [
+            TopicPartition::new("t", 0),
+            TopicPartition::new("t", 1),
+            TopicPartition::new("u", 0)
+        ]
+    );
+    let group = cluster.admin().describe_group("g");
+    assert_eq!(group.protocol.as_deref(), Some("dealer"));
+    assert_eq!(
+        group.members[0].topics,
+        BTreeSet::from(["t".to_owned(), "u".to_owned()])
+    );
+}
+
+#[test]
+fn a_group_empties_when_its_last_member_leaves_and_only_then_can_be_deleted() {
+    let (cluster, clients) = setup(2);
+    let admin = cluster.admin();
+    let mut a = member(&clients, &config("a"));
+    assert_eq!(event(a.as_mut()), assigned(&[0, 1], 1));
+    a.commit(&BTreeMap::from([(TopicPartition::new("t", 0), 1)]))
+        .unwrap();
+    let err = admin.delete_group("g").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "group g has 1 member(s) (NON_EMPTY_GROUP): close its consumers, or wait for their \
+         sessions to time out, before deleting it"
+    );
+    a.close(true);
+    // The emptied group still starts a generation, and keeps its offsets.
+    let group = admin.describe_group("g");
+    assert_eq!(
+        (group.state, group.generation, group.leader),
+        (GroupState::Empty, 2, None)
+    );
+    assert_eq!(admin.list_groups(), [("g".to_owned(), GroupState::Empty)]);
+    let mut reader = cluster.consumer(ConsumerConfig::new().group_id("g"));
+    assert_eq!(
+        reader.committed(&TopicPartition::new("t", 0)).unwrap(),
+        Some(1)
+    );
+    // A consumer outside group management commits to an Empty group.
+    reader
+        .commit_offsets([(TopicPartition::new("t", 1), 4)])
+        .unwrap();
+    admin.delete_group("g").unwrap();
+    assert_eq!(admin.describe_group("g").state, GroupState::Dead);
+    assert_eq!(
+        reader.committed(&TopicPartition::new("t", 1)).unwrap(),
+        None
+    );
+    assert_eq!(
+        admin.delete_group("g").unwrap_err(),
+        BrokerError::GroupIdNotFound { group: "g".into() }
+    );
+}
