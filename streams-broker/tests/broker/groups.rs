@@ -668,3 +668,27 @@ fn a_group_empties_when_its_last_member_leaves_and_only_then_can_be_deleted() {
         BrokerError::GroupIdNotFound { group: "g".into() }
     );
 }
+
+#[test]
+fn one_long_advance_fires_each_deadline_at_its_own_instant() {
+    let (cluster, clients) = setup(4);
+    let (mut a, b) = two_members(&clients);
+    drop(b);
+    // b's session ends at 45 s (a rebalance that would wait until 345 s for
+    // a), but a has not polled since 0, so at 300 s it leaves: the group
+    // is empty by then, one generation later.
+    cluster.advance_ms(299_999);
+    let group = cluster.admin().describe_group("g");
+    assert_eq!(
+        (group.state, group.generation, group.members.len()),
+        (GroupState::PreparingRebalance, 2, 1)
+    );
+    cluster.advance_ms(1);
+    let group = cluster.admin().describe_group("g");
+    assert_eq!(
+        (group.state, group.generation, group.members.len()),
+        (GroupState::Empty, 3, 0)
+    );
+    assert_eq!(event(a.as_mut()), Some(Rebalance::Lost(tps(&[0, 1]))));
+    assert_eq!(event(a.as_mut()), assigned(&[0, 1, 2, 3], 4));
+}
