@@ -85,6 +85,34 @@ pub fn client_error(client: &str, operation: &'static str, err: BrokerError) -> 
             state: format!("without an assignment of {topic}-{partition}"),
             hint: "assign or subscribe to the partition first",
         },
+        BrokerError::ProducerFenced {
+            transactional_id,
+            producer_id,
+            epoch,
+            current_epoch,
+        } => ClientError::ProducerFenced {
+            transactional_id,
+            detail: format!(
+                "producer id {producer_id} at epoch {epoch}, fenced by epoch {current_epoch}"
+            ),
+        },
+        BrokerError::InvalidTxnState {
+            operation,
+            state,
+            hint,
+            ..
+        } => ClientError::InvalidState {
+            client: client.to_owned(),
+            operation,
+            state: state.to_owned(),
+            hint,
+        },
+        BrokerError::TransactionalIdRequired { operation } => ClientError::InvalidState {
+            client: client.to_owned(),
+            operation,
+            state: "non-transactional (made without a transactional.id)".to_owned(),
+            hint: "create the producer with a transactional.id to use transactions",
+        },
         BrokerError::ConsumerClosed { .. } => ClientError::InvalidState {
             client: client.to_owned(),
             operation,
@@ -171,7 +199,8 @@ pub fn consumer_config(config: &ClientConfig) -> Result<ConsumerConfig, ClientEr
 }
 
 /// The native producer's settings from Kafka's names: `acks`,
-/// `request.timeout.ms`, `batch.size`; other names are ignored.
+/// `request.timeout.ms`, `batch.size`, `transactional.id`,
+/// `transaction.timeout.ms`; other names are ignored.
 ///
 /// # Errors
 /// [`ClientError::InvalidConfig`] for a value Kafka would refuse.
@@ -188,6 +217,8 @@ pub fn producer_config(config: &ClientConfig) -> Result<ProducerConfig, ClientEr
     native.request_timeout_ms = at_least(config, "request.timeout.ms", 30_000, 1)?;
     let batch_size = at_least(config, "batch.size", 16_384, 0)?;
     native.batch_size = usize::try_from(batch_size).unwrap_or(usize::MAX);
+    native.transactional_id = config.get("transactional.id").map(str::to_owned);
+    native.transaction_timeout_ms = at_least(config, "transaction.timeout.ms", 60_000, 1)?;
     Ok(native)
 }
 
@@ -195,19 +226,11 @@ pub fn producer_config(config: &ClientConfig) -> Result<ProducerConfig, ClientEr
 /// native [`Producer`].
 ///
 /// # Errors
-/// [`ClientError::InvalidConfig`] for a value Kafka would refuse, and for a
-/// `transactional.id` (this producer is not transactional).
+/// [`ClientError::InvalidConfig`] for a value Kafka would refuse.
 pub fn producer_for(
     cluster: &Cluster,
     config: &ClientConfig,
 ) -> Result<Box<dyn streams_clients::Producer>, ClientError> {
-    if let Some(id) = config.get("transactional.id") {
-        return Err(invalid(
-            "transactional.id",
-            id,
-            "the simulated cluster's ApiProducer is not transactional yet; leave transactional.id unset",
-        ));
-    }
     let native = producer_config(config)?;
     let client = config.get("client.id").unwrap_or("producer").to_owned();
     Ok(Box::new(ApiProducer::new(
@@ -219,8 +242,9 @@ pub fn producer_for(
 /// The client API's producer over the native [`Producer`]: `send` appends
 /// at once ([`Producer::send_async`]) and `flush` waits for each pending
 /// send as a blocking `send().get()` would (replication first, the clock
-/// only while followers lag). Without a `transactional.id`, the
-/// transactional calls fail with [`ClientError::InvalidState`].
+/// only while followers lag). With a `transactional.id` the transactional
+/// calls are the native producer's (`commit_transaction` flushes first, as
+/// Kafka's does); without one they fail with [`ClientError::InvalidState`].
 #[derive(Debug)]
 pub struct ApiProducer {
     producer: Producer,
@@ -241,15 +265,6 @@ impl ApiProducer {
     /// How many sends wait for their `acks`.
     pub fn pending(&self) -> usize {
         self.pending.len()
-    }
-
-    fn not_transactional(&self, operation: &'static str) -> ClientError {
-        ClientError::InvalidState {
-            client: self.client.clone(),
-            operation,
-            state: "non-transactional (made without a transactional.id)".to_owned(),
-            hint: "create the producer with a transactional.id to use transactions",
-        }
     }
 }
 
@@ -281,27 +296,44 @@ impl streams_clients::Producer for ApiProducer {
     }
 
     fn init_transactions(&mut self) -> Result<(), ClientError> {
-        Err(self.not_transactional("init_transactions"))
+        self.producer
+            .init_transactions()
+            .map_err(|e| client_error(&self.client, "init_transactions", e))
     }
 
     fn begin_transaction(&mut self) -> Result<(), ClientError> {
-        Err(self.not_transactional("begin_transaction"))
+        self.producer
+            .begin_transaction()
+            .map_err(|e| client_error(&self.client, "begin_transaction", e))
     }
 
     fn send_offsets_to_transaction(
         &mut self,
-        _offsets: &BTreeMap<TopicPartition, i64>,
-        _group: &GroupMetadata,
+        offsets: &BTreeMap<TopicPartition, i64>,
+        group: &GroupMetadata,
     ) -> Result<(), ClientError> {
-        Err(self.not_transactional("send_offsets_to_transaction"))
+        self.producer
+            .send_offsets_to_transaction(offsets.iter().map(|(tp, o)| (tp.clone(), *o)), group)
+            .map_err(|e| client_error(&self.client, "send_offsets_to_transaction", e))
     }
 
     fn commit_transaction(&mut self) -> Result<(), ClientError> {
-        Err(self.not_transactional("commit_transaction"))
+        // Kafka's commitTransaction flushes first; a failed send fails it.
+        streams_clients::Producer::flush(self)?;
+        self.producer
+            .commit_transaction()
+            .map_err(|e| client_error(&self.client, "commit_transaction", e))
     }
 
     fn abort_transaction(&mut self) -> Result<(), ClientError> {
-        Err(self.not_transactional("abort_transaction"))
+        // The sends in flight belong to the aborted transaction: their
+        // outcome no longer matters.
+        for pending in self.pending.drain(..) {
+            let _ = pending.wait();
+        }
+        self.producer
+            .abort_transaction()
+            .map_err(|e| client_error(&self.client, "abort_transaction", e))
     }
 }
 

@@ -57,10 +57,14 @@ fn kafkas_config_names_are_read_and_bad_values_named() {
         "invalid value '2' for configuration 'acks': expected all, -1, 0 or 1"
     );
     let err = clients
-        .producer(&ClientConfig::new().set("transactional.id", "app-0_0"))
+        .producer(
+            &ClientConfig::new()
+                .set("transactional.id", "app-0_0")
+                .set("transaction.timeout.ms", "0"),
+        )
         .unwrap_err();
     assert!(
-        matches!(&err, ClientError::InvalidConfig { name, .. } if name == "transactional.id"),
+        matches!(&err, ClientError::InvalidConfig { name, .. } if name == "transaction.timeout.ms"),
         "{err:?}"
     );
     // Names the simulated cluster does not use are accepted, as Kafka's

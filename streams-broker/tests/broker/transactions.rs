@@ -606,6 +606,53 @@ fn a_marker_the_leader_cannot_take_is_written_later_and_the_lso_waits_for_it() {
     );
 }
 
+#[test]
+fn the_client_api_producer_is_transactional_with_a_transactional_id() {
+    use streams_broker::SimulatedClients;
+    use streams_clients::{ClientConfig, ClientError, ClientSupplier};
+
+    let cluster = cluster_with("t", 1);
+    let tp = TopicPartition::new("t", 0);
+    let clients = SimulatedClients::new(cluster.clone());
+    let config = ClientConfig::new()
+        .set("client.id", "p")
+        .set("transactional.id", "app-0_0");
+    let mut zombie = clients.producer(&config).unwrap();
+    zombie.init_transactions().unwrap();
+    zombie.begin_transaction().unwrap();
+    zombie
+        .send(streams_clients::ProducerRecord::new("t", "k", "aborted").partition(0))
+        .unwrap();
+    zombie.abort_transaction().unwrap();
+    zombie.begin_transaction().unwrap();
+    zombie
+        .send(streams_clients::ProducerRecord::new("t", "k", "committed").partition(0))
+        .unwrap();
+    // commit flushes the pending send first.
+    zombie.commit_transaction().unwrap();
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadCommitted),
+        [(2, "committed".to_owned())]
+    );
+
+    zombie.begin_transaction().unwrap();
+    let mut successor = clients.producer(&config).unwrap();
+    successor.init_transactions().unwrap();
+    zombie
+        .send(streams_clients::ProducerRecord::new("t", "k", "late").partition(0))
+        .unwrap_err();
+    let err = zombie.commit_transaction().unwrap_err();
+    assert!(
+        matches!(&err, ClientError::ProducerFenced { transactional_id, .. } if transactional_id == "app-0_0"),
+        "{err:?}"
+    );
+    let err = successor.commit_transaction().unwrap_err();
+    assert!(
+        matches!(&err, ClientError::InvalidState { operation: "commit_transaction", state, .. } if state == "READY"),
+        "{err:?}"
+    );
+}
+
 fn compacted(cluster: &Cluster) -> TopicPartition {
     cluster
         .admin()
