@@ -19,6 +19,7 @@ mod readme_stateful;
 mod record_cache;
 mod regressions;
 mod repartition_required;
+mod runtime;
 mod stream_joins;
 mod support;
 mod topics;

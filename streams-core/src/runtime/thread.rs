@@ -481,17 +481,8 @@ impl StreamThread {
                 self.restorer.restore(&mut task)?;
                 task
             };
-            // Start from the committed offsets (or the beginning).
-            for tp in &task.meta.partitions {
-                let committed = self.consumer.committed(tp).map_err(|e| {
-                    RuntimeError::client(format!("task {id}: committed offset of {tp}"), e)
-                })?;
-                if let Some(offset) = committed {
-                    self.consumer
-                        .seek(tp, offset)
-                        .map_err(|e| RuntimeError::client(format!("task {id}: seek {tp}"), e))?;
-                }
-            }
+            // The consumer starts each newly assigned partition at the
+            // group's committed offset (or the beginning), as Kafka's does.
             self.tasks.insert(id, task);
         }
         // Suspended tasks that moved elsewhere are closed (committed already).
