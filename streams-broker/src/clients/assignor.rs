@@ -1,24 +1,4 @@
-//! Kafka's `RangeAssignor`, the default assignor of a subscribed
-//! [`Consumer`](crate::Consumer): per topic, the members subscribed to it,
-//! in member id order, each take a contiguous range of its partitions, the
-//! first ones one partition more when they do not divide evenly.
-//!
-//! ```
-//! use std::collections::{BTreeMap, BTreeSet};
-//! use streams_broker::RangeAssignor;
-//! use streams_clients::{PartitionAssignor, Subscription};
-//!
-//! let subscription = Subscription {
-//!     topics: BTreeSet::from(["t".to_owned()]),
-//!     user_data: Default::default(),
-//!     owned_partitions: Vec::new(),
-//! };
-//! let members = BTreeMap::from([("a".to_owned(), subscription.clone()), ("b".to_owned(), subscription)]);
-//! let assignment = RangeAssignor.assign(&BTreeMap::from([("t".to_owned(), 5)]), &members);
-//! let partitions = |m: &str| assignment[m].partitions.iter().map(|tp| tp.partition).collect::<Vec<_>>();
-//! assert_eq!(partitions("a"), [0, 1, 2]);
-//! assert_eq!(partitions("b"), [3, 4]);
-//! ```
+//! Kafka's `RangeAssignor`: see [`RangeAssignor`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,7 +7,28 @@ use streams_clients::{Assignment, PartitionAssignor, Subscription};
 
 use crate::topic_partition::TopicPartition;
 
-/// Kafka's `RangeAssignor` (protocol name `range`). See the [module docs](self).
+/// Kafka's `RangeAssignor` (protocol name `range`), the default assignor
+/// of a subscribed [`Consumer`](crate::Consumer): per topic, the members
+/// subscribed to it, in member id order, each take a contiguous range of
+/// its partitions, the first ones one partition more when they do not
+/// divide evenly.
+///
+/// ```
+/// use std::collections::{BTreeMap, BTreeSet};
+/// use streams_broker::RangeAssignor;
+/// use streams_clients::{PartitionAssignor, Subscription};
+///
+/// let subscription = Subscription {
+///     topics: BTreeSet::from(["t".to_owned()]),
+///     user_data: Default::default(),
+///     owned_partitions: Vec::new(),
+/// };
+/// let members = BTreeMap::from([("a".to_owned(), subscription.clone()), ("b".to_owned(), subscription)]);
+/// let assignment = RangeAssignor.assign(&BTreeMap::from([("t".to_owned(), 5)]), &members);
+/// let partitions = |m: &str| assignment[m].partitions.iter().map(|tp| tp.partition).collect::<Vec<_>>();
+/// assert_eq!(partitions("a"), [0, 1, 2]);
+/// assert_eq!(partitions("b"), [3, 4]);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RangeAssignor;
 
