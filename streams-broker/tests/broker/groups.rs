@@ -692,3 +692,35 @@ fn one_long_advance_fires_each_deadline_at_its_own_instant() {
     assert_eq!(event(a.as_mut()), Some(Rebalance::Lost(tps(&[0, 1]))));
     assert_eq!(event(a.as_mut()), assigned(&[0, 1, 2, 3], 4));
 }
+
+#[test]
+fn a_member_that_never_syncs_its_generation_is_removed_after_the_rebalance_timeout() {
+    let (cluster, clients) = setup(4);
+    let mut a = member(&clients, &config("a"));
+    assert_eq!(event(a.as_mut()), assigned(&[0, 1, 2, 3], 1));
+    // b's session outlasts the rebalance timeout (a's and b's
+    // max.poll.interval.ms, 300 s); it joins, then crashes.
+    let mut b = member(&clients, &config("b").set("session.timeout.ms", "400000"));
+    assert_eq!(event(b.as_mut()), None);
+    drop(b);
+    assert_eq!(
+        event(a.as_mut()),
+        Some(Rebalance::Revoked(tps(&[0, 1, 2, 3])))
+    );
+    assert_eq!(event(a.as_mut()), assigned(&[0, 1], 2));
+    cluster.advance_ms(150_000);
+    assert_eq!(event(a.as_mut()), None);
+    cluster.advance_ms(149_999);
+    assert_eq!(event(a.as_mut()), None);
+    assert_eq!(cluster.admin().describe_group("g").members.len(), 2);
+    // 300 s after generation 2 began, b, which never sent its SyncGroup,
+    // is removed (Kafka's pending sync expiry), before its session ends.
+    cluster.advance_ms(1);
+    let group = cluster.admin().describe_group("g");
+    assert_eq!(
+        (group.state, group.members.len()),
+        (GroupState::PreparingRebalance, 1)
+    );
+    assert_eq!(event(a.as_mut()), Some(Rebalance::Revoked(tps(&[0, 1]))));
+    assert_eq!(event(a.as_mut()), assigned(&[0, 1, 2, 3], 3));
+}
