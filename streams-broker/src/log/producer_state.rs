@@ -291,3 +291,96 @@ impl ProducerStateManager {
         state
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::BrokerError;
+    use crate::log::{LogConfig, UnifiedLog};
+    use crate::record::{Record, RecordBatchBuilder, end_transaction_marker};
+    use crate::topic_partition::TopicPartition;
+
+    fn data(producer_id: i64, epoch: i16, sequence: i32, records: usize) -> RecordBatch {
+        let mut builder = RecordBatchBuilder::new(0)
+            .producer(producer_id, epoch, sequence)
+            .transactional(true);
+        for i in 0..records {
+            builder.append(&Record::new(Some("k"), Some(i.to_string()), 0));
+        }
+        builder.build().unwrap()
+    }
+
+    fn log() -> UnifiedLog {
+        UnifiedLog::new(TopicPartition::new("t", 0), LogConfig::default(), 0)
+    }
+
+    #[test]
+    fn an_older_epoch_is_fenced_and_sequences_must_follow() {
+        let mut log = log();
+        log.append_as_leader(data(7, 1, 0, 2), 0).unwrap();
+        let err = log.append_as_leader(data(7, 0, 2, 1), 0).unwrap_err();
+        assert_eq!(
+            err,
+            BrokerError::InvalidProducerEpoch {
+                topic: "t".to_owned(),
+                partition: 0,
+                producer_id: 7,
+                epoch: 0,
+                current_epoch: 1,
+            }
+        );
+        let err = log.append_as_leader(data(7, 1, 5, 1), 0).unwrap_err();
+        assert!(matches!(
+            err,
+            BrokerError::OutOfOrderSequence {
+                expected: 2,
+                got: 5,
+                ..
+            }
+        ));
+        // A new epoch starts its sequence at 0; nothing above was appended.
+        log.append_as_leader(data(7, 2, 0, 1), 0).unwrap();
+        assert_eq!(log.log_end_offset(), 3);
+        // A marker with an older epoch is refused as well.
+        let marker = end_transaction_marker(0, 0, 7, 1, -1, 0, ControlRecordType::Commit);
+        assert!(log.append_as_leader(marker, 0).is_err());
+    }
+
+    #[test]
+    fn a_marker_above_the_high_watermark_keeps_the_lso_at_its_transaction() {
+        let mut log = log();
+        log.append_as_replicated_leader(data(1, 0, 0, 3), 0)
+            .unwrap();
+        log.set_high_watermark(3);
+        assert_eq!(log.last_stable_offset(), 0);
+        let marker = end_transaction_marker(0, 0, 1, 0, -1, 0, ControlRecordType::Commit);
+        log.append_as_replicated_leader(marker, 0).unwrap();
+        // Completed, but its marker (offset 3) is not replicated yet.
+        assert_eq!(log.producer_state().ongoing_transactions().count(), 0);
+        assert_eq!(log.last_stable_offset(), 0);
+        log.set_high_watermark(4);
+        assert_eq!(log.last_stable_offset(), 4);
+        assert_eq!(log.first_unstable_offset(), None);
+    }
+
+    #[test]
+    fn truncation_rebuilds_the_state_from_the_batches_left() {
+        let mut log = log();
+        log.append_as_leader(data(1, 0, 0, 2), 0).unwrap(); // 0-1
+        let abort = end_transaction_marker(0, 0, 1, 0, -1, 0, ControlRecordType::Abort);
+        log.append_as_leader(abort, 0).unwrap(); // 2
+        log.append_as_replicated_leader(data(2, 0, 0, 2), 0)
+            .unwrap(); // 3-4, open
+        assert_eq!(log.first_unstable_offset(), Some(3));
+        // A follower truncating to 3 loses the open transaction, not the
+        // aborted one.
+        log.truncate_to(3, 0);
+        assert_eq!(log.first_unstable_offset(), None);
+        assert_eq!(log.last_stable_offset(), 3);
+        assert_eq!(log.collect_aborted_transactions(0, 3).len(), 1);
+        assert!(log.producer_state().producer(2).is_none());
+        // Producer 1's sequence goes on where it was.
+        assert_eq!(log.producer_state().producer(1).unwrap().last_sequence, 1);
+        log.append_as_leader(data(1, 0, 2, 1), 0).unwrap();
+    }
+}
