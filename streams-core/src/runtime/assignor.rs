@@ -1835,11 +1835,11 @@ mod tests {
     #[test]
     fn leave_of_one_client_moves_only_its_tasks() {
         let tasks = word_count_tasks();
-        for n in 2..=4 {
+        for (n, threads) in (2..=4).flat_map(|n| [(n, 1), (n, 2)]) {
             for leaving in 1..=n {
-                let clients: Vec<_> = (1..=n).map(|i| client(i, 1)).collect();
+                let clients: Vec<_> = (1..=n).map(|i| client(i, threads)).collect();
                 let before = assign(0, &tasks, &clients);
-                let clients: Vec<_> = after(&before, 1)
+                let clients: Vec<_> = after(&before, threads)
                     .into_iter()
                     .filter(|c| c.process_id() != pid(leaving))
                     .collect();
@@ -1866,11 +1866,11 @@ mod tests {
     #[test]
     fn crash_of_one_client_moves_its_stateful_tasks_to_their_warm_standbys() {
         let tasks = word_count_tasks();
-        for n in 2..=4 {
+        for (n, threads) in (2..=4).flat_map(|n| [(n, 1), (n, 2)]) {
             for crashed in 1..=n {
-                let clients: Vec<_> = (1..=n).map(|i| client(i, 1)).collect();
+                let clients: Vec<_> = (1..=n).map(|i| client(i, threads)).collect();
                 let before = assign(1, &tasks, &clients);
-                let clients: Vec<_> = after(&before, 1)
+                let clients: Vec<_> = after(&before, threads)
                     .into_iter()
                     .filter(|c| c.process_id() != pid(crashed))
                     .collect();
