@@ -839,3 +839,112 @@ proptest! {
         prop_assert_eq!(cluster.log_info(&tp1).unwrap().high_watermark, plain_count);
     }
 }
+
+#[derive(Debug, Clone)]
+enum Step {
+    /// Producer 0 or 1 sends this many records in its transaction (opened
+    /// first when none is).
+    Send(usize, u8),
+    /// Producer 0 or 1 commits (true) or aborts its transaction, if open.
+    End(usize, bool),
+    /// Non-transactional records on the same partition.
+    Plain(u8),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0usize..2, 1u8..4).prop_map(|(p, n)| Step::Send(p, n)),
+        2 => (0usize..2, any::<bool>()).prop_map(|(p, c)| Step::End(p, c)),
+        1 => (1u8..3).prop_map(Step::Plain),
+    ]
+}
+
+/// The model of one partition: every data record with whether it is
+/// committed yet, and each producer's open transaction.
+#[derive(Default)]
+struct Model {
+    /// offset -> (value, committed)
+    records: std::collections::BTreeMap<i64, (String, bool)>,
+    /// Per producer: the offsets of its open transaction's records.
+    open: [Option<Vec<i64>>; 2],
+    markers: i64,
+}
+
+proptest! {
+    /// Two transactional producers and a plain one interleaved on one
+    /// partition: after every step the LSO is the first offset of the
+    /// earliest open transaction (else the high watermark), the high
+    /// watermark counts every record and marker, and a read_committed
+    /// consumer gets exactly the plain and committed records below the
+    /// LSO, in offset order.
+    #[test]
+    fn interleaved_transactions_on_one_partition_match_the_model(steps in proptest::collection::vec(step(), 1..30)) {
+        let cluster = cluster_with("t", 1);
+        let tp = TopicPartition::new("t", 0);
+        let producers = [transactional(&cluster, "p0"), transactional(&cluster, "p1")];
+        let plain = cluster.producer();
+        let mut model = Model::default();
+        for (i, step) in steps.into_iter().enumerate() {
+            match step {
+                Step::Send(p, n) => {
+                    if model.open[p].is_none() {
+                        producers[p].begin_transaction().unwrap();
+                        model.open[p] = Some(Vec::new());
+                    }
+                    for j in 0..n {
+                        let value = format!("s{i}-{j}");
+                        let offset = send(&producers[p], "t", &value);
+                        model.records.insert(offset, (value, false));
+                        model.open[p].as_mut().unwrap().push(offset);
+                    }
+                }
+                Step::End(p, commit) => {
+                    if let Some(offsets) = model.open[p].take() {
+                        if commit {
+                            producers[p].commit_transaction().unwrap();
+                        } else {
+                            producers[p].abort_transaction().unwrap();
+                        }
+                        for o in offsets {
+                            model.records.get_mut(&o).unwrap().1 = commit;
+                        }
+                        model.markers += 1;
+                    }
+                }
+                Step::Plain(n) => {
+                    for j in 0..n {
+                        let value = format!("p{i}-{j}");
+                        let offset = plain
+                            .send(ProducerRecord::new("t", "k", value.clone()).partition(0))
+                            .unwrap()
+                            .offset;
+                        model.records.insert(offset, (value, true));
+                    }
+                }
+            }
+            let hw = i64::try_from(model.records.len()).unwrap() + model.markers;
+            let lso = model
+                .open
+                .iter()
+                .flatten()
+                .filter_map(|offsets| offsets.first().copied())
+                .min()
+                .unwrap_or(hw);
+            let info = cluster.log_info(&tp).unwrap();
+            prop_assert_eq!((info.high_watermark, info.last_stable_offset), (hw, lso));
+            let expected: Vec<(i64, String)> = model
+                .records
+                .iter()
+                .filter(|(o, (_, committed))| **o < lso && *committed)
+                .map(|(o, (v, _))| (*o, v.clone()))
+                .collect();
+            prop_assert_eq!(read(&cluster, &tp, IsolationLevel::ReadCommitted), expected);
+            let all: Vec<i64> = model.records.keys().copied().collect();
+            let uncommitted: Vec<i64> = read(&cluster, &tp, IsolationLevel::ReadUncommitted)
+                .into_iter()
+                .map(|(o, _)| o)
+                .collect();
+            prop_assert_eq!(uncommitted, all);
+        }
+    }
+}
