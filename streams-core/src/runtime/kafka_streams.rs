@@ -295,7 +295,7 @@ impl KafkaStreams {
                 &self.streams_config,
                 &self.config,
                 metadata.clone(),
-                self.clients.as_ref(),
+                self.clients.clone(),
                 self.restore_listener.clone(),
             )?);
         }

@@ -118,7 +118,10 @@ impl StreamsAssignor {
             let process = lines.get("process").cloned().unwrap_or_else(|| id.clone());
             processes.entry(process).or_default().push(Member {
                 id,
-                thread: lines.get("thread").cloned().unwrap_or_else(|| id.clone()),
+                // The member id names the thread in the assignment: a
+                // restarted instance's new member and its old one (until
+                // its session expires) have the same thread name.
+                thread: id.clone(),
                 active: parse_tasks(lines.get("active")),
                 standby: parse_tasks(lines.get("standby")),
             });

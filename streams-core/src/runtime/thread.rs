@@ -79,6 +79,8 @@ pub(crate) struct StreamThread {
     last_commit_ms: i64,
     in_transaction: bool,
     admin: Box<dyn streams_clients::Admin>,
+    clients: Arc<dyn ClientSupplier>,
+    producer_config: ClientConfig,
 }
 
 impl std::fmt::Debug for StreamThread {
@@ -101,7 +103,7 @@ impl StreamThread {
         streams_config: &StreamsConfig,
         config: &RuntimeConfig,
         metadata: Arc<TopologyMetadata>,
-        clients: &dyn ClientSupplier,
+        clients: Arc<dyn ClientSupplier>,
         listener: Option<Arc<Mutex<dyn RestoreListener>>>,
     ) -> Result<Self> {
         let name = format!("{process_id}-StreamThread-{}", index + 1);
@@ -148,10 +150,14 @@ impl StreamThread {
             .map_err(client_err("creating its standby consumer"))?;
         let mut producer_config = ClientConfig::new().set("client.id", format!("{name}-producer"));
         if eos {
+            // Kafka Streams' transactional.id under exactly_once_v2, and its
+            // override of the producer's transaction timeout (10 s, so that
+            // a crashed instance's open transaction is aborted soon).
             producer_config.insert(
                 "transactional.id",
                 format!("{}-{process_id}-{}", config.application_id, index + 1),
             );
+            producer_config.insert("transaction.timeout.ms", "10000");
         }
         let mut producer = clients
             .producer(&producer_config)
@@ -201,6 +207,8 @@ impl StreamThread {
             last_commit_ms: now,
             in_transaction: false,
             admin,
+            clients,
+            producer_config,
         })
     }
 
@@ -213,7 +221,80 @@ impl StreamThread {
     }
 
     /// One round: poll, rebalance, restore, process, punctuate, commit.
+    /// A fenced producer or a refused commit (Kafka's
+    /// `TaskMigratedException`) closes the tasks without committing and
+    /// starts them again from the committed offsets, with a new producer.
     pub(crate) fn step(&mut self) -> Result<StepOutcome> {
+        match self.step_inner() {
+            Err(e) if e.is_task_migrated() => {
+                self.recover_from_migration()?;
+                Ok(StepOutcome {
+                    rebalanced: true,
+                    ..StepOutcome::default()
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Kafka Streams' handling of `TaskMigratedException`: the tasks are
+    /// closed dirty (their uncommitted work is dropped, an open
+    /// transaction aborted or already aborted by the coordinator), the
+    /// producer is replaced (under exactly-once it was fenced), and the
+    /// tasks the thread still owns start again: stores restored, input
+    /// from the committed offsets. If the group moved on, the next poll
+    /// reports the rebalance as usual.
+    fn recover_from_migration(&mut self) -> Result<()> {
+        let ids: Vec<TaskId> = self.tasks.keys().copied().collect();
+        self.in_transaction = false;
+        self.tasks.clear();
+        let name = self.name.clone();
+        let mut producer = self.clients.producer(&self.producer_config).map_err(|e| {
+            RuntimeError::client(format!("stream thread {name}: replacing its producer"), e)
+        })?;
+        if self.eos() {
+            producer.init_transactions().map_err(|e| {
+                RuntimeError::client(
+                    format!("stream thread {name}: initializing its new producer"),
+                    e,
+                )
+            })?;
+        }
+        self.producer = producer;
+        let now = self.clock.now_ms();
+        let assigned = self.consumer.assignment();
+        for id in ids {
+            let Some(meta) = self.metadata.tasks.get(&id).cloned() else {
+                continue;
+            };
+            if !meta.partitions.iter().all(|tp| assigned.contains(tp)) {
+                // Gone in a rebalance: the next poll says so.
+                continue;
+            }
+            let engine = StreamTask::for_subtopology(
+                &self.topology,
+                &self.streams_config,
+                usize::try_from(id.subtopology).unwrap_or(usize::MAX),
+                i32::try_from(id.partition).unwrap_or(i32::MAX),
+                now,
+            )?;
+            let mut task = Task::new(engine, meta);
+            self.restorer.restore(&mut task)?;
+            for tp in &task.meta.partitions {
+                let committed = self.consumer.committed(tp).map_err(|e| {
+                    RuntimeError::client(format!("task {id}: committed offset of {tp}"), e)
+                })?;
+                self.consumer
+                    .seek(tp, committed.unwrap_or(0))
+                    .map_err(|e| RuntimeError::client(format!("task {id}: seek {tp}"), e))?;
+            }
+            self.tasks.insert(id, task);
+        }
+        self.last_commit_ms = now;
+        Ok(())
+    }
+
+    fn step_inner(&mut self) -> Result<StepOutcome> {
         let mut outcome = StepOutcome::default();
         if self.state == ThreadState::Dead {
             return Ok(outcome);
@@ -377,15 +458,9 @@ impl StreamThread {
                 })
         };
         self.in_transaction = false;
-        if let Err(e) = result {
-            if e.is_task_migrated() {
-                // Another instance owns the tasks now: close them as
-                // zombies; the next poll rejoins.
-                self.close_tasks_dirty();
-                return Ok(false);
-            }
-            return Err(e);
-        }
+        // A migrated task's error goes up to `step`, which starts the
+        // tasks again from the committed offsets.
+        result?;
         for task in self.tasks.values_mut() {
             task.dirty = false;
         }
@@ -456,6 +531,12 @@ impl StreamThread {
         self.state = ThreadState::PartitionsAssigned;
         let now = self.clock.now_ms();
         let mut suspended = std::mem::take(&mut self.suspended);
+        // Tasks still open (restarted after a failed commit) count as
+        // suspended: they stay only if assigned again.
+        for (id, mut task) in std::mem::take(&mut self.tasks) {
+            task.clear_buffers();
+            suspended.insert(id, task);
+        }
         for &id in active {
             let Some(meta) = self.metadata.tasks.get(&id).cloned() else {
                 continue;
