@@ -12,6 +12,11 @@
 //!   at a source by a [`Serde`](serde::Serde), serialized once at a sink.
 //! - [`StreamTask`](engine::StreamTask): the engine that runs a topology;
 //!   the `streams-test` crate's `TopologyTestDriver` drives one.
+//! - [`KafkaStreams`](runtime::KafkaStreams): the runtime, a topology run
+//!   as an application on a cluster, one task per sub-topology and
+//!   partition, shared by the application's instances; it knows only the
+//!   client API (`streams-clients`), so the same code runs on the
+//!   simulated cluster in tests and on a real one.
 //!
 //! ```
 //! use streams_core::engine::StreamTask;

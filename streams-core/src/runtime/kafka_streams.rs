@@ -172,6 +172,31 @@ impl KafkaStreams {
 
     /// Calls `listener(new, old)` on every state change (Kafka's
     /// `setStateListener`).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use streams_broker::clients::api::SimulatedClients;
+    /// use streams_broker::{Cluster, NewTopic};
+    /// use streams_core::runtime::KafkaStreams;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").to("out");
+    /// let cluster = Cluster::new();
+    /// cluster.admin().create_topic(NewTopic::new("in", 1))?;
+    /// let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("copy"), Arc::new(SimulatedClients::new(cluster)))?;
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// app.set_state_listener(move |new, old| log.lock().unwrap().push(format!("{old} -> {new}")));
+    /// app.start()?;
+    /// app.step()?;
+    /// app.close()?;
+    /// assert_eq!(
+    ///     *seen.lock().unwrap(),
+    ///     ["CREATED -> REBALANCING", "REBALANCING -> RUNNING", "RUNNING -> PENDING_SHUTDOWN", "PENDING_SHUTDOWN -> NOT_RUNNING"]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_state_listener(&mut self, listener: impl FnMut(State, State) + Send + 'static) {
         self.listener = Some(Box::new(listener));
     }
@@ -464,6 +489,33 @@ impl KafkaStreams {
     }
 
     /// The store `name` of the active task `task` on this instance.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use streams_broker::clients::api::SimulatedClients;
+    /// use streams_broker::{Cluster, NewTopic, ProducerRecord};
+    /// use streams_core::dsl::Materialized;
+    /// use streams_core::runtime::{KafkaStreams, RuntimeError, TaskId};
+    /// use streams_core::state::TimestampedKeyValueStore;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("words").group_by_key().count_with(Materialized::as_("counts"));
+    /// let cluster = Cluster::new();
+    /// cluster.admin().create_topic(NewTopic::new("words", 2))?;
+    /// let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("wc"), Arc::new(SimulatedClients::new(cluster.clone())))?;
+    /// app.start()?;
+    /// cluster.producer().send(ProducerRecord::new("words", "kafka", "kafka").partition(1))?;
+    /// for _ in 0..3 {
+    ///     app.step()?;
+    /// }
+    /// let store = app.store::<TimestampedKeyValueStore<String, i64>>("counts", TaskId::new(0, 1))?;
+    /// assert_eq!(store.get(&"kafka".to_owned()).map(|v| v.value), Some(1));
+    /// drop(store);
+    /// let missing = app.store::<TimestampedKeyValueStore<String, i64>>("counts", TaskId::new(0, 7));
+    /// assert!(matches!(missing, Err(RuntimeError::StoreNotLocal { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// [`RuntimeError::StoreNotLocal`] when `task` is not active here (the

@@ -24,6 +24,49 @@
 //! - [`restore`]: stores restored from their changelogs, with Kafka's
 //!   restore-listener callbacks;
 //! - [`KafkaStreams`]: the instance, its [`State`] and state listener.
+//!
+//! Two instances of a word count over a 2-partition topic on the
+//! simulated cluster, one of them crashing (`streams_test::app` wraps the
+//! same calls for tests):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use streams_broker::clients::api::SimulatedClients;
+//! use streams_broker::{Cluster, NewTopic, ProducerRecord};
+//! use streams_core::runtime::{KafkaStreams, State, TaskId};
+//! use streams_core::{StreamsBuilder, StreamsConfig};
+//!
+//! let builder = StreamsBuilder::new();
+//! builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count().to_stream().to("counts");
+//! let topology = builder.build()?;
+//!
+//! let cluster = Cluster::new();
+//! cluster.admin().create_topic(NewTopic::new("words", 2))?;
+//! cluster.admin().create_topic(NewTopic::new("counts", 2))?;
+//! let clients = Arc::new(SimulatedClients::new(cluster.clone()));
+//! let config = |name: &str| StreamsConfig::new("wc").with_property("client.id", name);
+//! let mut a = KafkaStreams::new(&topology, config("a"), clients.clone())?;
+//! let mut b = KafkaStreams::new(&topology, config("b"), clients.clone())?;
+//! a.start()?;
+//! b.start()?;
+//! for _ in 0..4 {
+//!     a.step()?;
+//!     b.step()?;
+//! }
+//! assert_eq!((a.state(), b.state()), (State::Running, State::Running));
+//! // 2 sub-topologies x 2 partitions, shared: a keeps what it had first.
+//! assert_eq!(a.active_tasks(), [TaskId::new(0, 0), TaskId::new(0, 1)]);
+//! assert_eq!(b.active_tasks(), [TaskId::new(1, 0), TaskId::new(1, 1)]);
+//!
+//! cluster.producer().send(ProducerRecord::new("words", "k", "kafka"))?;
+//! b.crash(); // no commit, no leave-group: the group waits for its session
+//! cluster.advance_ms(45_000);
+//! for _ in 0..4 {
+//!     a.step()?;
+//! }
+//! assert_eq!(a.active_tasks().len(), 4);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 pub mod assignor;
 mod config;
 mod error;
