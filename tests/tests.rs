@@ -15,6 +15,7 @@ mod errors;
 mod processor_api;
 mod properties;
 mod readme_example;
+mod readme_runtime;
 mod readme_stateful;
 mod record_cache;
 mod regressions;

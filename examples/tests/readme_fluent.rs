@@ -60,6 +60,10 @@ fn readme_rust_blocks_are_tested() {
             "tests/readme_stateful.rs",
             include_str!("../../tests/readme_stateful.rs"),
         ),
+        (
+            "tests/readme_runtime.rs",
+            include_str!("../../tests/readme_runtime.rs"),
+        ),
     ];
     let readme = include_str!("../../README.md");
     let blocks: Vec<&str> = readme
