@@ -321,6 +321,20 @@ pub enum BrokerError {
         /// What to do.
         hint: &'static str,
     },
+    /// The coordinator refuses to end the transaction this way
+    /// (`INVALID_TXN_STATE`): it ended otherwise already, as when it
+    /// aborted it on `transaction.timeout.ms`. Fatal for the producer.
+    #[error(
+        "the producer attempted a transactional operation in an invalid state: transactionalId {transactional_id} cannot {operation}, its transaction is {state} (the coordinator aborted it after transaction.timeout.ms); close the producer and create a new one"
+    )]
+    InvalidTxnTransition {
+        /// The `transactional.id`.
+        transactional_id: String,
+        /// The coordinator's state of the transaction.
+        state: String,
+        /// `commit` or `abort`.
+        operation: &'static str,
+    },
     /// A transactional call on a producer without a `transactional.id`.
     #[error(
         "transactional method {operation} invoked on a non-transactional producer: set transactional_id in the ProducerConfig"

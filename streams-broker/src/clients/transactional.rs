@@ -174,7 +174,9 @@ impl TransactionManager {
             other => other,
         };
         match &err {
-            BrokerError::ProducerFenced { .. } | BrokerError::OutOfOrderSequence { .. } => {
+            BrokerError::ProducerFenced { .. }
+            | BrokerError::OutOfOrderSequence { .. }
+            | BrokerError::InvalidTxnTransition { .. } => {
                 self.state = TransactionManagerState::FatalError;
                 self.fatal = Some(err.clone());
             }
@@ -328,7 +330,9 @@ impl Producer {
     ///
     /// # Errors
     /// [`BrokerError::InvalidTxnState`] without an open transaction (or
-    /// after a failed call: abort then), [`BrokerError::ProducerFenced`].
+    /// after a failed call: abort then), [`BrokerError::ProducerFenced`],
+    /// [`BrokerError::InvalidTxnTransition`] when the coordinator aborted
+    /// the transaction on its timeout (fatal: the producer is done).
     pub fn commit_transaction(&self) -> Result<()> {
         self.end_transaction(true)
     }
@@ -384,7 +388,14 @@ impl Producer {
         state.after_change();
         drop(state);
         match result {
-            Ok(()) => {
+            Ok((producer_id, epoch)) => {
+                // Transactions V2: the next transaction is in the bumped
+                // epoch, its sequences from 0.
+                if (producer_id, epoch) != (manager.producer_id, manager.epoch) {
+                    manager.producer_id = producer_id;
+                    manager.epoch = epoch;
+                    manager.sequences.clear();
+                }
                 manager.state = TransactionManagerState::Ready;
                 manager.partitions.clear();
                 manager.offsets_sent = false;

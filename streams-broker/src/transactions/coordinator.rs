@@ -244,8 +244,9 @@ impl State {
     }
 
     /// `EndTxn`: commits or aborts the open transaction and writes its
-    /// markers. The answer comes once the decision is taken, as Kafka's
-    /// does: a marker whose partition has no reachable leader stays
+    /// markers, bumping the epoch as Transactions V2 does (the markers
+    /// carry the new epoch, which the producer goes on with: the answer).
+    /// The answer comes once the decision is taken, as Kafka's does: a marker whose partition has no reachable leader stays
     /// pending (PrepareCommit/PrepareAbort) and is retried by the
     /// coordinator's periodic task and by the id's next request, which
     /// gets [`BrokerError::ConcurrentTransactions`] until every marker is
@@ -254,33 +255,64 @@ impl State {
     ///
     /// # Errors
     /// [`BrokerError::ProducerFenced`], [`BrokerError::ConcurrentTransactions`]
-    /// for a retry while markers are still pending.
+    /// for a retry while markers are still pending,
+    /// [`BrokerError::InvalidTxnTransition`] for a commit of a transaction
+    /// the coordinator aborted on its timeout.
     pub(crate) fn end_txn(
         &mut self,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         commit: bool,
-    ) -> Result<()> {
-        let state = self
-            .checked_txn(transactional_id, producer_id, epoch)?
-            .state;
-        match (state, commit) {
-            (TransactionState::Ongoing, _) => {
-                // Decided: Kafka answers once PrepareCommit/PrepareAbort is
-                // logged; markers that cannot be written yet are retried.
-                self.end_with_markers(transactional_id, commit);
-                Ok(())
-            }
-            (TransactionState::CompleteCommit | TransactionState::PrepareCommit, true)
-            | (TransactionState::CompleteAbort | TransactionState::PrepareAbort, false) => {
-                self.complete_markers(transactional_id)
-            }
-            // Nothing was added (the client does not send EndTxn then).
-            (TransactionState::Empty, _) => Ok(()),
-            _ => Err(BrokerError::ConcurrentTransactions {
+    ) -> Result<(i64, i16)> {
+        let Some(txn) = self.txn(transactional_id) else {
+            return Err(BrokerError::ProducerFenced {
                 transactional_id: transactional_id.to_owned(),
-                pending: 0,
+                producer_id,
+                epoch,
+                current_epoch: -1,
+            });
+        };
+        let (state, current) = (txn.state, txn.producer_epoch);
+        // Transactions V2 (KIP-890, Kafka 4's default): every end bumps the
+        // epoch, so a request of the epoch just before the current one is a
+        // retry of the end that bumped it (Kafka's endTxnEpochBumped).
+        let bumped_from = current.checked_sub(1) == Some(epoch) && txn.producer_id == producer_id;
+        if state == TransactionState::Ongoing {
+            self.checked_txn(transactional_id, producer_id, epoch)?;
+            // Decided: Kafka answers once PrepareCommit/PrepareAbort is
+            // logged; markers that cannot be written yet are retried.
+            self.bump_epoch(transactional_id);
+            self.end_with_markers(transactional_id, commit);
+            return self
+                .txn(transactional_id)
+                .map(|t| (t.producer_id, t.producer_epoch))
+                .ok_or(BrokerError::TransactionalIdRequired {
+                    operation: "end_transaction",
+                });
+        }
+        if state == TransactionState::Empty && epoch == current {
+            // Nothing was added (the client does not send EndTxn then).
+            return Ok((producer_id, epoch));
+        }
+        if !bumped_from {
+            let txn = self.checked_txn(transactional_id, producer_id, epoch)?;
+            return Err(fenced(txn, producer_id, epoch));
+        }
+        match (state, commit) {
+            (TransactionState::CompleteCommit, true) | (TransactionState::CompleteAbort, false) => {
+                Ok((producer_id, current))
+            }
+            (TransactionState::PrepareCommit, true) | (TransactionState::PrepareAbort, false) => {
+                self.complete_markers(transactional_id)?;
+                Ok((producer_id, current))
+            }
+            // The other outcome: the coordinator aborted it on its timeout
+            // (Kafka's INVALID_TXN_STATE).
+            _ => Err(BrokerError::InvalidTxnTransition {
+                transactional_id: transactional_id.to_owned(),
+                state: state.to_string(),
+                operation: if commit { "commit" } else { "abort" },
             }),
         }
     }

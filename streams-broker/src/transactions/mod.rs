@@ -8,8 +8,18 @@
 //! committed offsets only when it commits. An Ongoing transaction older
 //! than its `transaction.timeout.ms` is aborted by the coordinator, on the
 //! cluster's clock, every
-//! `transaction.abort.timed.out.transaction.cleanup.interval.ms`, and the
-//! producer's epoch is bumped, so the late producer is fenced.
+//! `transaction.abort.timed.out.transaction.cleanup.interval.ms`, with its
+//! epoch bumped: the late producer's commit is refused
+//! (`INVALID_TXN_STATE`, fatal for the producer), as Kafka 4.4.0 answers.
+//!
+//! Epochs follow Transactions V2 (KIP-890, the default of Kafka 4): every
+//! commit or abort bumps the producer's epoch, the markers carry the new
+//! one, and the producer's next transaction starts its sequences at 0 in
+//! it. `init_transactions` bumps it too; when it finds an older producer's
+//! transaction open, it aborts it first with one more bump (its markers)
+//! and the new producer gets the next: a producer at epoch 3 with an open
+//! transaction, fenced, leaves an ABORT marker of epoch 4 and a successor
+//! at epoch 5, as the real broker writes them.
 //!
 //! The client half is [`Producer`](crate::Producer)'s transactional API
 //! (`init_transactions`, `begin_transaction`, `send_offsets_to_transaction`,

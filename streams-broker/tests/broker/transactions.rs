@@ -133,15 +133,43 @@ fn committed_10_aborted_5_committed_1_leave_markers_at_10_16_18_and_a_high_water
         "Dumping out-0 (log start offset 0, log end offset 19, high watermark 19, last stable offset 19)\n"
     ));
     assert!(dump.contains(
-        "baseOffset: 16 lastOffset: 16 count: 1 baseSequence: -1 lastSequence: -1 producerId: 0 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: true"
+        "baseOffset: 16 lastOffset: 16 count: 1 baseSequence: -1 lastSequence: -1 producerId: 0 producerEpoch: 2 partitionLeaderEpoch: 0 isTransactional: true isControl: true"
     ));
     assert!(dump.contains(
         "| offset: 16 CreateTime: 0 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 0"
     ));
     // The data batches carry the producer id, epoch and sequences.
     assert!(dump.contains(
-        "baseOffset: 11 lastOffset: 11 count: 1 baseSequence: 10 lastSequence: 10 producerId: 0 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: false"
+        "baseOffset: 12 lastOffset: 12 count: 1 baseSequence: 1 lastSequence: 1 producerId: 0 producerEpoch: 1 partitionLeaderEpoch: 0 isTransactional: true isControl: false"
     ));
+    // Transactions V2: each end bumps the epoch, the marker carries the new
+    // one and the next transaction's sequences start at 0 in it, as Kafka
+    // 4.4.0 wrote this log (base offset, epoch, base sequence, control).
+    let headers: Vec<(i64, i16, i32, bool)> = cluster
+        .log_batches(&tp)
+        .unwrap()
+        .iter()
+        .filter(|b| b.is_control() || b.base_sequence() == 0)
+        .map(|b| {
+            (
+                b.base_offset(),
+                b.producer_epoch(),
+                b.base_sequence(),
+                b.is_control(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            (0, 0, 0, false),
+            (10, 1, -1, true),
+            (11, 1, 0, false),
+            (16, 2, -1, true),
+            (17, 2, 0, false),
+            (18, 3, -1, true)
+        ]
+    );
 }
 
 #[test]
@@ -373,7 +401,7 @@ fn calls_out_of_order_are_typed_errors_naming_the_state() {
 }
 
 #[test]
-fn the_coordinator_aborts_a_transaction_past_its_timeout_and_fences_the_late_producer() {
+fn the_coordinator_aborts_a_transaction_past_its_timeout_and_refuses_the_late_commit() {
     let cluster = Cluster::builder()
         .transaction_config(TransactionConfig {
             abort_timed_out_transaction_cleanup_interval_ms: 1_000,
@@ -413,16 +441,21 @@ fn the_coordinator_aborts_a_transaction_past_its_timeout_and_fences_the_late_pro
     assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 2);
     assert!(read(&cluster, &tp, IsolationLevel::ReadCommitted).is_empty());
 
+    // Kafka 4.4.0 answers the late commit INVALID_TXN_STATE, fatal for
+    // the producer: every later call fails the same way.
     let err = producer.commit_transaction().unwrap_err();
+    let refused = BrokerError::InvalidTxnTransition {
+        transactional_id: "slow".to_owned(),
+        state: "CompleteAbort".to_owned(),
+        operation: "commit",
+    };
+    assert_eq!(err, refused);
     assert_eq!(
-        err,
-        BrokerError::ProducerFenced {
-            transactional_id: "slow".to_owned(),
-            producer_id: 0,
-            epoch: 0,
-            current_epoch: 1
-        }
+        producer.transaction_state(),
+        Some(TransactionManagerState::FatalError)
     );
+    assert_eq!(producer.abort_transaction().unwrap_err(), refused);
+    assert_eq!(producer.begin_transaction().unwrap_err(), refused);
     assert_eq!(markers(&cluster, &tp).len(), 1, "nothing was committed");
 }
 

@@ -8,7 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// A scenario takes about 5 to 17 s on a quiet machine; this is for a JVM
+/// A scenario takes about 5 to 25 s on a quiet machine (`transactions`
+/// waits 15 s for a transaction timeout); this is for a JVM
 /// that hangs, not a slow one.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 

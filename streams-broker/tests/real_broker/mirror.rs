@@ -50,6 +50,7 @@ pub(crate) fn java_exception(e: &BrokerError) -> String {
         BrokerError::ProducerFenced { .. } => "ProducerFencedException",
         BrokerError::InvalidProducerEpoch { .. } => "InvalidProducerEpochException",
         BrokerError::InvalidTxnState { .. } => "IllegalStateException",
+        BrokerError::InvalidTxnTransition { .. } => "InvalidTxnStateException",
         other => return format!("BrokerError::{other:?}"),
     }
     .to_owned()
@@ -299,8 +300,16 @@ impl Mirror {
                 out.insert("result".into(), json!(result));
             }
             "txn_init" => {
+                let timeout_ms = match step.get("transaction_timeout_ms") {
+                    Some(v) => v
+                        .as_i64()
+                        .ok_or("transaction_timeout_ms is not an integer")?,
+                    None => 60_000,
+                };
                 let producer = self.cluster.producer_with(
-                    ProducerConfig::new().transactional_id(str_field(step, "transactional_id")?),
+                    ProducerConfig::new()
+                        .transactional_id(str_field(step, "transactional_id")?)
+                        .transaction_timeout_ms(timeout_ms),
                 );
                 let result = producer.init_transactions();
                 self.producers

@@ -326,6 +326,20 @@ final class Scenarios {
         r.txnCommit("b");
         r.waitStable(t, 0);
         r.readIsolated(t, 0, "read_committed");
+        // A transaction past its transaction.timeout.ms (1 s): the coordinator's check (every 10 s)
+        // aborts it, and the late producer's calls fail.
+        r.txnInitTimeout("c", "transactions-slow", 1000);
+        r.txnBegin("c");
+        r.txnProduce("c", t, 0, numbered(18, 19));
+        r.sleep(15_000);
+        r.txnCommit("c");
+        r.txnAbort("c");
+        r.txnBegin("c");
+        r.txnProduce("c", t, 0, numbered(19, 20));
+        r.txnCommit("c");
+        r.waitStable(t, 0);
+        r.readIsolated(t, 0, "read_committed");
+        r.readIsolated(t, 0, "read_uncommitted");
     }
 
     // ------------------------------------------------------------------ the runner
@@ -537,14 +551,24 @@ final class Scenarios {
             }
         }
 
-        /** A transactional producer named name: initTransactions with that transactional.id. */
+        void txnInitTimeout(final String name, final String transactionalId, final int timeoutMs) {
+            txnInit(name, transactionalId, timeoutMs);
+        }
+
         void txnInit(final String name, final String transactionalId) {
+            txnInit(name, transactionalId, 60_000);
+        }
+
+        /** A transactional producer named name: initTransactions with that transactional.id. */
+        void txnInit(final String name, final String transactionalId, final int timeoutMs) {
             final Map<String, Object> s = step("txn_init");
             s.put("producer", name);
             s.put("transactional_id", transactionalId);
+            s.put("transaction_timeout_ms", timeoutMs);
             final Properties p = new Properties();
             p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+            p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, timeoutMs);
             p.put(ProducerConfig.ACKS_CONFIG, "all");
             p.put(ProducerConfig.LINGER_MS_CONFIG, 10_000);
             p.put(ProducerConfig.BATCH_SIZE_CONFIG, 1 << 20);
