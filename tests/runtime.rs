@@ -564,6 +564,7 @@ mod schedules {
             let (lines, app) = run(&actions, ProcessingGuarantee::ExactlyOnceV2, &word_count(), WORDS);
             let counts = app.latest_by_key(COUNTS, StringSerde, I64Serde).unwrap();
             prop_assert_eq!(&counts, &model(&lines));
+            prop_assert_eq!(&counts, &driver_counts(&lines));
             let mut last: BTreeMap<String, i64> = BTreeMap::new();
             for r in app.read_committed(COUNTS, StringSerde, I64Serde).unwrap() {
                 let (k, v) = (r.key.unwrap(), r.value.unwrap());
@@ -591,6 +592,26 @@ mod schedules {
             let duplicates: i32 = seen.values().map(|n| n - 1).sum();
             prop_assert_eq!(usize::try_from(duplicates).unwrap(), out.len() - lines.len());
         }
+    }
+
+    /// The same input through Kafka's `TopologyTestDriver` (one task, no
+    /// crash): the final count per word.
+    fn driver_counts(lines: &[&str]) -> BTreeMap<String, i64> {
+        let driver = streams_test::TopologyTestDriver::with_config(
+            word_count(),
+            StreamsConfig::new("word-count"),
+        )
+        .unwrap();
+        let input = driver.create_input_topic(WORDS, StringSerde, StringSerde);
+        let output = driver.create_output_topic(COUNTS, StringSerde, I64Serde);
+        for (i, line) in lines.iter().enumerate() {
+            input.pipe_key_value_at(format!("line-{i}"), (*line).to_owned(), i as i64);
+        }
+        output
+            .read_key_values_to_map()
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect()
     }
 
     fn upper_case_keyed() -> Topology {

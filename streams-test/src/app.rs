@@ -47,7 +47,8 @@ use streams_core::topology::Topology;
 use streams_core::{StreamsConfig, StreamsError};
 
 use crate::TestRecord;
-use crate::cluster::{TypedProducer, read_topic, read_topic_committed};
+use crate::cluster::{TypedProducer, read_partition, read_topic, read_topic_committed};
+pub use streams_broker::IsolationLevel;
 
 /// Why a [`StreamsCluster`] call failed.
 #[derive(Debug, thiserror::Error)]
@@ -379,6 +380,46 @@ impl StreamsCluster {
         Ok(read_topic_committed(
             &self.cluster,
             topic,
+            key_serde,
+            value_serde,
+        )?)
+    }
+
+    /// The records of partition `partition` of `topic`, in offset order,
+    /// as a consumer with `isolation` reads them.
+    ///
+    /// ```
+    /// use streams_core::serde::StringSerde;
+    /// use streams_test::app::{IsolationLevel, StreamsCluster};
+    ///
+    /// let app = StreamsCluster::new();
+    /// app.create_topic("t", 2)?;
+    /// let p = app.producer("t", StringSerde, StringSerde);
+    /// p.send(&"k".to_owned(), Some(&"v".to_owned()), 0)?;
+    /// let (zero, one) = (
+    ///     app.read_partition("t", 0, IsolationLevel::ReadUncommitted, StringSerde, StringSerde)?,
+    ///     app.read_partition("t", 1, IsolationLevel::ReadUncommitted, StringSerde, StringSerde)?,
+    /// );
+    /// assert_eq!(zero.len() + one.len(), 1);
+    /// assert!(app.read_partition("t", 2, IsolationLevel::ReadCommitted, StringSerde, StringSerde).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The topic or partition is unknown, or a record does not decode.
+    pub fn read_partition<K: 'static, V: 'static>(
+        &self,
+        topic: &str,
+        partition: i32,
+        isolation: IsolationLevel,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> Result<Vec<TestRecord<K, V>>, AppError> {
+        Ok(read_partition(
+            &self.cluster,
+            topic,
+            partition,
+            isolation,
             key_serde,
             value_serde,
         )?)

@@ -248,6 +248,7 @@ pub fn read_topic<K: 'static, V: 'static>(
     read_topic_as(
         cluster,
         topic,
+        None,
         IsolationLevel::ReadUncommitted,
         key_serde,
         value_serde,
@@ -269,7 +270,31 @@ pub fn read_topic_committed<K: 'static, V: 'static>(
     read_topic_as(
         cluster,
         topic,
+        None,
         IsolationLevel::ReadCommitted,
+        key_serde,
+        value_serde,
+    )
+}
+
+/// The records of one partition of `topic`, in offset order, as a
+/// consumer with `isolation` reads them.
+///
+/// # Errors
+/// The topic or partition is unknown, or a record does not decode.
+pub fn read_partition<K: 'static, V: 'static>(
+    cluster: &Cluster,
+    topic: &str,
+    partition: i32,
+    isolation: IsolationLevel,
+    key_serde: impl Serde<K>,
+    value_serde: impl Serde<V>,
+) -> Result<Vec<TestRecord<K, V>>> {
+    read_topic_as(
+        cluster,
+        topic,
+        Some(partition),
+        isolation,
         key_serde,
         value_serde,
     )
@@ -278,6 +303,7 @@ pub fn read_topic_committed<K: 'static, V: 'static>(
 fn read_topic_as<K: 'static, V: 'static>(
     cluster: &Cluster,
     topic: &str,
+    only: Option<i32>,
     isolation: IsolationLevel,
     key_serde: impl Serde<K>,
     value_serde: impl Serde<V>,
@@ -293,7 +319,19 @@ fn read_topic_as<K: 'static, V: 'static>(
             .max_poll_records(usize::MAX),
     );
     let mut out = Vec::new();
-    for p in 0..partitions {
+    if let Some(p) = only
+        && !(0..partitions).contains(&p)
+    {
+        return Err(StreamsError::Cluster {
+            topic: topic.to_owned(),
+            source: Box::new(streams_broker::BrokerError::UnknownPartition {
+                topic: topic.to_owned(),
+                partition: p,
+                partitions,
+            }),
+        });
+    }
+    for p in (0..partitions).filter(|p| only.is_none_or(|o| o == *p)) {
         consumer.assign([TopicPartition::new(topic, p)]);
         loop {
             let records = consumer.poll().map_err(|e| cluster_error(topic, e))?;

@@ -41,7 +41,7 @@ pub mod snapshot;
 mod stores;
 mod test_record;
 
-pub use cluster::{TypedProducer, read_topic, read_topic_committed};
+pub use cluster::{TypedProducer, read_partition, read_topic, read_topic_committed};
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
 pub use example::{Example, example, example_with_config};
 pub use fluent::{
