@@ -117,15 +117,18 @@ impl UnifiedLog {
     /// watermark, else the high watermark. `read_committed` consumers read
     /// below it.
     pub fn last_stable_offset(&self) -> i64 {
-        self.producer_state
-            .first_unstable_offset(self.high_watermark)
+        self.first_unstable_offset()
             .map_or(self.high_watermark, |o| o.min(self.high_watermark))
     }
 
-    /// The first unstable offset, if a transaction is open or unreplicated.
+    /// The first unstable offset, if a transaction is open or unreplicated;
+    /// never below the log start offset (delete-records may remove an open
+    /// transaction's first records, as Kafka's
+    /// `maybeIncrementFirstUnstableOffset` allows for).
     pub fn first_unstable_offset(&self) -> Option<i64> {
         self.producer_state
             .first_unstable_offset(self.high_watermark)
+            .map(|o| o.max(self.log_start_offset))
     }
 
     /// The producers' state: epochs, sequences, open transactions and the

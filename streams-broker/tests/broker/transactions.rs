@@ -686,6 +686,30 @@ fn the_client_api_producer_is_transactional_with_a_transactional_id() {
     );
 }
 
+#[test]
+fn delete_records_past_an_open_transactions_start_moves_the_lso_with_the_log_start() {
+    let cluster = cluster_with("t", 1);
+    let tp = TopicPartition::new("t", 0);
+    let producer = transactional(&cluster, "tx");
+    producer.begin_transaction().unwrap();
+    send(&producer, "t", "open0"); // 0
+    send(&producer, "t", "open1"); // 1
+    cluster
+        .producer()
+        .send(ProducerRecord::new("t", "k", "plain").partition(0))
+        .unwrap(); // 2
+    assert_eq!(cluster.log_info(&tp).unwrap().last_stable_offset, 0);
+    assert_eq!(cluster.admin().delete_records_before(&tp, 1).unwrap(), 1);
+    let info = cluster.log_info(&tp).unwrap();
+    assert_eq!((info.log_start_offset, info.last_stable_offset), (1, 1));
+    assert!(read(&cluster, &tp, IsolationLevel::ReadCommitted).is_empty());
+    producer.commit_transaction().unwrap();
+    assert_eq!(
+        read(&cluster, &tp, IsolationLevel::ReadCommitted),
+        [(1, "open1".to_owned()), (2, "plain".to_owned())]
+    );
+}
+
 fn compacted(cluster: &Cluster) -> TopicPartition {
     cluster
         .admin()
