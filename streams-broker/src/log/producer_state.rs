@@ -85,7 +85,24 @@ pub enum ProducerStateError {
     },
 }
 
-/// A partition's producer state; see the [module docs](self).
+/// A partition's producer state: each producer id's epoch, sequence and
+/// open transaction, the completed transactions whose marker is not yet
+/// below the high watermark, and the aborted-transactions index. The first
+/// unstable offset is the first offset of the earliest of those
+/// transactions.
+///
+/// ```
+/// use streams_broker::log::ProducerStateManager;
+/// use streams_broker::record::{Record, RecordBatchBuilder};
+///
+/// let mut state = ProducerStateManager::default();
+/// let mut builder = RecordBatchBuilder::new(5).producer(1, 0, 0).transactional(true);
+/// builder.append(&Record::new(Some("k"), Some("v"), 0));
+/// state.update(&builder.build()?);
+/// assert_eq!(state.ongoing_transactions().collect::<Vec<_>>(), [(5, 1)]);
+/// assert_eq!(state.producer(1).map(|p| p.last_sequence), Some(0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProducerStateManager {
     producers: BTreeMap<i64, ProducerStateEntry>,
