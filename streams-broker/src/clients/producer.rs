@@ -220,7 +220,6 @@ impl Producer {
         } = record;
         let tp = TopicPartition::new(topic, partition);
         let txn = self.before_send(&mut state, &tp)?;
-        let topic = tp.topic.clone();
         let mut builder = transactional_builder(RecordBatchBuilder::with_capacity(0, 1), txn);
         builder.append_owned(Record {
             key,
@@ -229,7 +228,7 @@ impl Producer {
             timestamp,
         });
         let batch = builder.build().map_err(|_| BrokerError::UnknownTopic {
-            topic: topic.clone(),
+            topic: tp.topic.clone(),
         })?;
         self.check_isr_before(&state, &tp)?;
         let info = self.after_send(&tp, txn, state.append(&tp, batch))?;
