@@ -6,9 +6,10 @@
 //! The next record is the head with the lowest timestamp among the
 //! partitions' queues (ties to the partition listed first), as Kafka's
 //! `PartitionGroup.nextRecord` picks it. While a partition's queue is
-//! empty the task waits, unless the partition is caught up (nothing more
-//! on the broker: `max.task.idle.ms=0`, Kafka's default), the wait has
-//! lasted `max.task.idle.ms`, or the setting is `-1` (never wait).
+//! empty the task waits, as Kafka's `readyToProcess` does since KIP-695:
+//! for as long as the partition has records on the broker that are not
+//! fetched yet, and, once it is caught up, for `max.task.idle.ms` more
+//! (0, Kafka's default: not at all); `-1` never waits.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -31,8 +32,9 @@ pub(crate) struct Task {
     pub(crate) consumed: BTreeMap<TopicPartition, i64>,
     /// Whether it processed records since its last commit.
     pub(crate) dirty: bool,
-    /// Since when it has waited for an empty partition.
-    idle_since: Option<i64>,
+    /// Per empty, caught-up partition: until when the task waits for it
+    /// (`max.task.idle.ms` after it first found it empty).
+    idle_deadlines: BTreeMap<TopicPartition, i64>,
     /// Changelog partition -> next offset, as far as the stores hold.
     pub(crate) changelog_offsets: BTreeMap<TopicPartition, i64>,
 }
@@ -51,7 +53,7 @@ impl Task {
             queues,
             consumed: BTreeMap::new(),
             dirty: false,
-            idle_since: None,
+            idle_deadlines: BTreeMap::new(),
             changelog_offsets: BTreeMap::new(),
         }
     }
@@ -78,37 +80,72 @@ impl Task {
         self.queues.values_mut().for_each(VecDeque::clear);
     }
 
-    /// The partition whose head is processed next, if the task may process
-    /// now. `caught_up` says whether an empty partition has nothing more on
-    /// the broker.
+    /// Whether the task may process now, Kafka's
+    /// `PartitionGroup.readyToProcess` (KIP-695): with `max_idle_ms = -1`
+    /// always; else every empty partition must be known to have nothing
+    /// more on the broker (`lag` 0; an unknown lag or one above 0 waits for
+    /// the fetch, however long), and must have stayed empty
+    /// `max_idle_ms` since the task first found it so (its deadline, kept
+    /// per partition and dropped when records or lag show up). With the
+    /// default 0 the deadline is now: only data on the broker is waited
+    /// for.
+    fn ready_to_process(
+        &mut self,
+        now: i64,
+        max_idle_ms: i64,
+        lag: &dyn Fn(&TopicPartition) -> Option<i64>,
+    ) -> bool {
+        if max_idle_ms < 0 {
+            return true;
+        }
+        let mut ready = true;
+        for (tp, q) in &self.queues {
+            if !q.is_empty() {
+                self.idle_deadlines.remove(tp);
+                continue;
+            }
+            match lag(tp) {
+                Some(0) => {
+                    let deadline = *self
+                        .idle_deadlines
+                        .entry(tp.clone())
+                        .or_insert_with(|| now.saturating_add(max_idle_ms));
+                    if now < deadline {
+                        ready = false;
+                    }
+                }
+                _ => {
+                    self.idle_deadlines.remove(tp);
+                    return false;
+                }
+            }
+        }
+        ready
+    }
+
+    /// The partition whose head is processed next: the lowest head
+    /// timestamp (ties to the partition listed first), as Kafka's
+    /// `PartitionGroup.nextRecord` picks it, if the task is ready to
+    /// process. `lag` says how many records of a partition are on the
+    /// broker and not fetched yet, if known.
     fn next_partition(
         &mut self,
         now: i64,
         max_idle_ms: i64,
-        caught_up: &dyn Fn(&TopicPartition) -> bool,
+        lag: &dyn Fn(&TopicPartition) -> Option<i64>,
     ) -> Option<TopicPartition> {
+        if !self.ready_to_process(now, max_idle_ms, lag) {
+            return None;
+        }
         let mut best: Option<(&TopicPartition, i64)> = None;
-        let mut waiting = false;
         for (tp, q) in &self.queues {
-            match q.front() {
-                Some(r) => {
-                    if best.is_none_or(|(_, ts)| r.timestamp < ts) {
-                        best = Some((tp, r.timestamp));
-                    }
-                }
-                None => waiting |= !caught_up(tp),
+            if let Some(r) = q.front()
+                && best.is_none_or(|(_, ts)| r.timestamp < ts)
+            {
+                best = Some((tp, r.timestamp));
             }
         }
-        let best = best?.0.clone();
-        if waiting && max_idle_ms >= 0 {
-            let since = *self.idle_since.get_or_insert(now);
-            if now - since < max_idle_ms || max_idle_ms == 0 {
-                return None;
-            }
-        } else {
-            self.idle_since = None;
-        }
-        Some(best)
+        best.map(|(tp, _)| tp.clone())
     }
 
     /// Processes up to `max` records; returns how many.
@@ -117,12 +154,12 @@ impl Task {
         max: usize,
         now: i64,
         max_idle_ms: i64,
-        caught_up: &dyn Fn(&TopicPartition) -> bool,
+        lag: &dyn Fn(&TopicPartition) -> Option<i64>,
         producer: &mut dyn Producer,
     ) -> Result<usize> {
         let mut n = 0;
         while n < max {
-            let Some(tp) = self.next_partition(now, max_idle_ms, caught_up) else {
+            let Some(tp) = self.next_partition(now, max_idle_ms, lag) else {
                 break;
             };
             let Some(record) = self.queues.get_mut(&tp).and_then(VecDeque::pop_front) else {

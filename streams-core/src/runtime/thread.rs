@@ -346,15 +346,17 @@ impl StreamThread {
         self.state = ThreadState::Running;
         let now = self.clock.now_ms();
         let max = usize::try_from(self.config.max_poll_records).unwrap_or(usize::MAX);
-        let ends = self.end_offsets_of_empty()?;
-        let positions: BTreeMap<TopicPartition, i64> = ends
-            .keys()
-            .filter_map(|tp| self.consumer.position(tp).ok().map(|p| (tp.clone(), p)))
+        // Each partition's lag (records on the broker not fetched yet), as
+        // Kafka's `updateLags` gives it to the tasks once per round.
+        let ends = self.end_offsets()?;
+        let lags: BTreeMap<TopicPartition, i64> = ends
+            .iter()
+            .filter_map(|(tp, end)| {
+                let position = self.consumer.position(tp).ok()?;
+                Some((tp.clone(), (end - position).max(0)))
+            })
             .collect();
-        let caught_up = |tp: &TopicPartition| match (ends.get(tp), positions.get(tp)) {
-            (Some(end), Some(pos)) => pos >= end,
-            _ => true,
-        };
+        let lag = |tp: &TopicPartition| lags.get(tp).copied();
         let eos = self.eos();
         for task in self.tasks.values_mut() {
             if eos && !self.in_transaction && task.buffered() > 0 {
@@ -370,7 +372,7 @@ impl StreamThread {
                 max,
                 now,
                 self.config.max_task_idle_ms,
-                &caught_up,
+                &lag,
                 self.producer.as_mut(),
             )?;
         }
@@ -391,17 +393,22 @@ impl StreamThread {
         Ok(outcome)
     }
 
-    /// The end offsets of the assigned partitions whose queue is empty.
-    fn end_offsets_of_empty(&self) -> Result<BTreeMap<TopicPartition, i64>> {
-        let empty: Vec<TopicPartition> = self
+    /// The end offsets of the active tasks' input partitions (the last
+    /// stable offsets under exactly-once), unless `max.task.idle.ms` is -1
+    /// and no task looks at lags.
+    fn end_offsets(&self) -> Result<BTreeMap<TopicPartition, i64>> {
+        if self.config.max_task_idle_ms < 0 {
+            return Ok(BTreeMap::new());
+        }
+        let partitions: Vec<TopicPartition> = self
             .tasks
             .values()
             .flat_map(|t| t.meta.partitions.iter().cloned())
             .collect();
-        if empty.is_empty() {
+        if partitions.is_empty() {
             return Ok(BTreeMap::new());
         }
-        self.consumer.end_offsets(&empty).map_err(|e| {
+        self.consumer.end_offsets(&partitions).map_err(|e| {
             RuntimeError::client(format!("stream thread {}: end offsets", self.name), e)
         })
     }
