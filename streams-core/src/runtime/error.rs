@@ -51,6 +51,19 @@ pub enum RuntimeError {
         /// Each topic with its partition count.
         topics: Vec<(String, i32)>,
     },
+    /// An internal topic exists with another partition count than the
+    /// topology needs (Kafka's `InternalTopicManager` message).
+    #[error(
+        "Existing internal topic {topic} has invalid partitions: expected: {expected}; actual: {actual}. Use 'org.apache.kafka.tools.StreamsResetter' tool to clean up invalid topics before processing."
+    )]
+    InvalidInternalTopicPartitions {
+        /// The internal topic.
+        topic: String,
+        /// The partition count the topology needs.
+        expected: i32,
+        /// The partition count it has.
+        actual: i32,
+    },
     /// A topology feature the runtime does not run yet.
     #[error("the KafkaStreams runtime does not support {feature} yet; {hint}")]
     Unsupported {

@@ -288,13 +288,10 @@ impl KafkaStreams {
             })? {
                 Some(n) if n == topic.partitions => {}
                 Some(n) => {
-                    return Err(RuntimeError::InvalidConfig {
-                        name: "internal topic partitions",
-                        value: n.to_string(),
-                        reason: format!(
-                            "Existing internal topic {} has invalid partitions: expected: {}; actual: {n}. Use 'kafka-streams-application-reset' to clean up invalid topics before processing",
-                            topic.name, topic.partitions
-                        ),
+                    return Err(RuntimeError::InvalidInternalTopicPartitions {
+                        topic: topic.name,
+                        expected: topic.partitions,
+                        actual: n,
                     });
                 }
                 None => match admin.create_topic(&topic) {
