@@ -21,6 +21,7 @@ mod record_cache;
 mod regressions;
 mod repartition_required;
 mod runtime;
+mod runtime_tasks;
 mod stream_joins;
 mod support;
 mod topics;

@@ -1,0 +1,684 @@
+//! The `KafkaStreams` runtime's tasks against Kafka's behaviour: standby
+//! replicas and restoration from the standby's position, the
+//! `PartitionGroup` order and `max.task.idle.ms` (KIP-695), several stream
+//! threads on one instance, the purge of repartition topics after a
+//! commit, a zombie under at-least-once, and the errors of misuse.
+
+// A failing set-up step fails the test at its line; its error says why.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use streams_broker::{ConsumerConfig, OffsetSpec, ProducerRecord, TopicPartition};
+use streams_core::dsl::Produced;
+use streams_core::runtime::{
+    KafkaStreams, RecordingRestoreListener, Restoration, RuntimeError, State, TaskId,
+    ThreadMetadata,
+};
+use streams_core::serde::{I64Serde, StringSerde};
+use streams_core::state::TimestampedKeyValueStore;
+use streams_core::topology::Topology;
+use streams_core::{StreamsBuilder, StreamsConfig};
+use streams_test::app::{AppError, StreamsCluster};
+
+const WORDS: &str = "words";
+const COUNTS: &str = "counts";
+const STORE: &str = "KSTREAM-AGGREGATE-STATE-STORE-0000000003";
+const CHANGELOG: &str = "word-count-KSTREAM-AGGREGATE-STATE-STORE-0000000003-changelog";
+const REPARTITION: &str = "word-count-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition";
+
+/// Lines split into words, counted per word: sub-topology 0 splits and
+/// repartitions by word, sub-topology 1 counts (stateful).
+fn word_count() -> Topology {
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>(WORDS)
+        .flat_map_values(|line| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .group_by(|_, w| w.clone())
+        .count()
+        .to_stream()
+        .to_with(COUNTS, Produced::with(StringSerde, I64Serde));
+    builder.build().unwrap()
+}
+
+fn config() -> StreamsConfig {
+    StreamsConfig::new("word-count").with_property("commit.interval.ms", "1000")
+}
+
+fn tasks(spec: &[(u32, u32)]) -> Vec<TaskId> {
+    spec.iter().map(|&(s, p)| TaskId::new(s, p)).collect()
+}
+
+fn app_with_topics(partitions: i32) -> StreamsCluster {
+    let app = StreamsCluster::new();
+    app.create_topic(WORDS, partitions).unwrap();
+    app.create_topic(COUNTS, partitions).unwrap();
+    app
+}
+
+fn model(lines: &[&str]) -> BTreeMap<String, i64> {
+    let mut counts = BTreeMap::new();
+    for line in lines {
+        for w in line.split_whitespace() {
+            *counts.entry(w.to_owned()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+fn send_lines(app: &StreamsCluster, lines: &[&str], from: usize) {
+    let producer = app.producer(WORDS, StringSerde, StringSerde);
+    for (i, line) in lines.iter().enumerate() {
+        let n = from + i;
+        producer
+            .send(
+                &format!("line-{n}"),
+                Some(&(*line).to_owned()),
+                1_000 + n as i64,
+            )
+            .unwrap();
+    }
+}
+
+/// The counts in store `STORE` of `task`, active or standby.
+fn counts_in(
+    app: &StreamsCluster,
+    instance: &str,
+    task: TaskId,
+    standby: bool,
+) -> BTreeMap<String, i64> {
+    let streams = app.instance(instance).unwrap();
+    let store = if standby {
+        streams.standby_store::<TimestampedKeyValueStore<String, i64>>(STORE, task)
+    } else {
+        streams.store::<TimestampedKeyValueStore<String, i64>>(STORE, task)
+    }
+    .unwrap();
+    store.all().map(|(k, v)| (k.clone(), v.value)).collect()
+}
+
+fn end_offset(app: &StreamsCluster, topic: &str, partition: i32) -> i64 {
+    let tp = TopicPartition::new(topic, partition);
+    app.cluster()
+        .admin()
+        .list_offsets(&tp, OffsetSpec::Latest)
+        .unwrap()
+        .unwrap()
+        .offset
+}
+
+fn start_offset(app: &StreamsCluster, topic: &str, partition: i32) -> i64 {
+    let tp = TopicPartition::new(topic, partition);
+    app.cluster()
+        .admin()
+        .list_offsets(&tp, OffsetSpec::Earliest)
+        .unwrap()
+        .unwrap()
+        .offset
+}
+
+fn committed(app: &StreamsCluster, group: &str, topic: &str, partition: i32) -> Option<i64> {
+    let consumer = app
+        .cluster()
+        .consumer(ConsumerConfig::new().group_id(group));
+    consumer
+        .committed(&TopicPartition::new(topic, partition))
+        .unwrap()
+}
+
+mod standby {
+    use super::*;
+
+    /// With `num.standby.replicas=1` each stateful task has a standby on
+    /// the other instance, kept equal to the active's store from the
+    /// changelog; when the active's instance dies, the task moves to the
+    /// standby's instance and only the changelog's tail after the
+    /// standby's position is restored (Kafka's `StoreChangelogReader`
+    /// starts from the standby's checkpoint).
+    #[test]
+    fn a_standby_follows_the_active_and_shortens_the_restore() {
+        let first = ["a b c d", "e f g h", "a a"];
+        let second = ["a e", "b f b"];
+        let config = || config().with_property("num.standby.replicas", "1");
+        let mut app = app_with_topics(2);
+        let restores = Arc::new(Mutex::new(RecordingRestoreListener::default()));
+        let listener = restores.clone();
+        app.start_with("a", &word_count(), config(), |s| {
+            s.set_global_state_restore_listener(listener);
+        })
+        .unwrap();
+        app.start("b", &word_count(), config()).unwrap();
+        send_lines(&app, &first, 0);
+        app.run_until_idle().unwrap();
+        let (a, b) = (app.instance("a").unwrap(), app.instance("b").unwrap());
+        assert_eq!(a.active_tasks(), tasks(&[(0, 0), (0, 1)]));
+        assert_eq!(b.active_tasks(), tasks(&[(1, 0), (1, 1)]));
+        // Only stateful tasks have standbys, never on their active's instance.
+        assert_eq!(a.standby_tasks(), tasks(&[(1, 0), (1, 1)]));
+        assert_eq!(b.standby_tasks(), tasks(&[]));
+        for p in 0..2 {
+            let task = TaskId::new(1, p);
+            let active = counts_in(&app, "b", task, false);
+            assert_eq!(counts_in(&app, "a", task, true), active, "task {task}");
+        }
+        let mut both = counts_in(&app, "b", TaskId::new(1, 0), false);
+        both.extend(counts_in(&app, "b", TaskId::new(1, 1), false));
+        assert_eq!(both, model(&first));
+        // Where a's standbys are: the changelogs' ends now.
+        let standby_at: Vec<i64> = (0..2).map(|p| end_offset(&app, CHANGELOG, p)).collect();
+
+        // b processes and commits more, then dies before a's standbys read it.
+        send_lines(&app, &second, first.len());
+        for _ in 0..3 {
+            app.instance_mut("a").unwrap().step().unwrap();
+        }
+        app.instance_mut("a").unwrap().commit().unwrap();
+        for _ in 0..3 {
+            app.instance_mut("b").unwrap().step().unwrap();
+        }
+        app.instance_mut("b").unwrap().commit().unwrap();
+        let crashed_at: Vec<i64> = (0..2).map(|p| end_offset(&app, CHANGELOG, p)).collect();
+        assert!(
+            crashed_at.iter().zip(&standby_at).all(|(c, s)| c > s),
+            "{crashed_at:?} {standby_at:?}"
+        );
+        app.crash("b").unwrap();
+        app.advance(45_000);
+        app.run_until_idle().unwrap();
+        let a = app.instance("a").unwrap();
+        assert_eq!(a.active_tasks(), tasks(&[(0, 0), (0, 1), (1, 0), (1, 1)]));
+        assert_eq!(a.standby_tasks(), tasks(&[]));
+        let restored = restores.lock().unwrap().restorations.clone();
+        let last: Vec<&Restoration> = restored[restored.len() - 2..].iter().collect();
+        let expected: Vec<Restoration> = (0..2)
+            .map(|p| Restoration {
+                partition: TopicPartition::new(CHANGELOG, p),
+                store: STORE.to_owned(),
+                start: standby_at[p as usize],
+                end: crashed_at[p as usize],
+                restored: usize::try_from(crashed_at[p as usize] - standby_at[p as usize]).unwrap(),
+            })
+            .collect();
+        assert_eq!(last, expected.iter().collect::<Vec<_>>());
+        let all: Vec<&str> = first.iter().chain(&second).copied().collect();
+        let mut both = counts_in(&app, "a", TaskId::new(1, 0), false);
+        both.extend(counts_in(&app, "a", TaskId::new(1, 1), false));
+        assert_eq!(both, model(&all));
+        assert_eq!(
+            app.latest_by_key(COUNTS, StringSerde, I64Serde).unwrap(),
+            model(&all)
+        );
+    }
+}
+
+mod partition_group {
+    //! Kafka's `PartitionGroupTest` semantics on a task that reads two
+    //! co-partitioned topics (a merge): the head with the lowest timestamp
+    //! goes first; an empty partition is waited for while it has records on
+    //! the broker (`max.task.idle.ms` 0 and above), then for
+    //! `max.task.idle.ms` once caught up; `-1` never waits.
+
+    use super::*;
+
+    fn merge() -> Topology {
+        let builder = StreamsBuilder::new();
+        let left = builder.stream::<String, String>("left");
+        let right = builder.stream::<String, String>("right");
+        left.merge(&right).to("merged");
+        builder.build().unwrap()
+    }
+
+    /// One instance of the merge, assigned and idle, with `props`.
+    fn merge_app(props: &[(&str, &str)]) -> StreamsCluster {
+        let mut app = StreamsCluster::new();
+        for t in ["left", "right", "merged"] {
+            app.create_topic(t, 1).unwrap();
+        }
+        let mut config = StreamsConfig::new("merge");
+        for (k, v) in props {
+            config = config.with_property(*k, *v);
+        }
+        app.start("a", &merge(), config).unwrap();
+        app.run_until_idle().unwrap();
+        assert_eq!(app.instance("a").unwrap().active_tasks(), tasks(&[(0, 0)]));
+        app
+    }
+
+    /// Sends `values` to partition 0 of `topic`, each value `<x><ts>`
+    /// stamped with its number.
+    fn send(app: &StreamsCluster, topic: &str, values: &[&str]) {
+        let producer = app.cluster().producer();
+        for v in values {
+            let ts: i64 = v[1..].parse().unwrap();
+            producer
+                .send(
+                    ProducerRecord::new(topic, v.to_string(), v.to_string())
+                        .partition(0)
+                        .timestamp(ts),
+                )
+                .unwrap();
+        }
+    }
+
+    fn merged(app: &StreamsCluster) -> Vec<String> {
+        app.read("merged", StringSerde, StringSerde)
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| r.value)
+            .collect()
+    }
+
+    /// Steps instance a once; returns the merged output after the step.
+    fn step(app: &mut StreamsCluster) -> Vec<String> {
+        app.instance_mut("a").unwrap().step().unwrap();
+        merged(app)
+    }
+
+    #[test]
+    fn heads_are_processed_in_timestamp_order_across_partitions() {
+        let mut app = merge_app(&[]);
+        send(&app, "left", &["l1", "l4", "l6"]);
+        send(&app, "right", &["r2", "r3", "r5"]);
+        assert_eq!(step(&mut app), ["l1", "r2", "r3", "l4", "r5", "l6"]);
+    }
+
+    /// `max.task.idle.ms=0` (the default): with two records per poll the
+    /// first poll fetches one partition only; the other is empty but has
+    /// records on the broker, so the task waits for them; once a partition
+    /// is fetched to its end it is not waited for.
+    #[test]
+    fn zero_idle_waits_for_data_on_the_broker_only() {
+        let mut app = merge_app(&[("max.poll.records", "2")]);
+        send(&app, "left", &["l1", "l4", "l6"]);
+        send(&app, "right", &["r2", "r3", "r5"]);
+        // The first poll fetches right's r2, r3; left has 3 on the broker.
+        assert!(step(&mut app).is_empty());
+        // Then left's l1, l4 (a task processes at most max.poll.records a
+        // round): both partitions have heads, the lower goes first.
+        assert_eq!(step(&mut app), ["l1", "r2"]);
+        assert_eq!(step(&mut app), ["l1", "r2", "r3", "l4"]);
+        assert_eq!(step(&mut app), ["l1", "r2", "r3", "l4", "r5", "l6"]);
+        // Nothing more on the broker for right: left goes on alone.
+        send(&app, "left", &["l7", "l8"]);
+        assert_eq!(step(&mut app)[6..], ["l7", "l8"]);
+    }
+
+    /// `max.task.idle.ms=-1`: nothing is waited for, so the records of
+    /// the first partition fetched go first, out of timestamp order.
+    #[test]
+    fn disabled_idling_never_waits() {
+        let mut app = merge_app(&[("max.poll.records", "2"), ("max.task.idle.ms", "-1")]);
+        send(&app, "left", &["l1", "l4", "l6"]);
+        send(&app, "right", &["r2", "r3", "r5"]);
+        // The first poll fetches right's r2, r3, processed at once, before
+        // left's lower timestamps are even fetched.
+        assert_eq!(step(&mut app), ["r2", "r3"]);
+        assert_eq!(step(&mut app), ["r2", "r3", "l1", "l4"]);
+        assert_eq!(step(&mut app), ["r2", "r3", "l1", "l4", "r5", "l6"]);
+    }
+
+    /// A positive `max.task.idle.ms`: a caught-up empty partition is waited
+    /// for that long on the clock after the task first found it empty,
+    /// then the task processes without it; records arriving on it end the
+    /// wait, and the next time it is empty the wait starts again.
+    #[test]
+    fn positive_idle_waits_that_long_for_a_caught_up_partition() {
+        let mut app = merge_app(&[("max.task.idle.ms", "5000")]);
+        send(&app, "left", &["l1", "l4"]);
+        assert!(step(&mut app).is_empty());
+        app.advance(4_999);
+        assert!(step(&mut app).is_empty());
+        app.advance(1);
+        assert_eq!(step(&mut app), ["l1", "l4"]);
+        // Both have data again: the lower head first; then left is empty
+        // (and caught up), so right's r3 waits 5 s for it.
+        send(&app, "right", &["r3"]);
+        send(&app, "left", &["l2"]);
+        assert_eq!(step(&mut app)[2..], ["l2"]);
+        app.advance(5_000);
+        assert_eq!(step(&mut app)[3..], ["r3"]);
+        // Right is empty now: a new wait of 5 s from when it emptied.
+        send(&app, "left", &["l9"]);
+        assert_eq!(step(&mut app).len(), 4);
+        app.advance(4_999);
+        assert_eq!(step(&mut app).len(), 4);
+        app.advance(1);
+        assert_eq!(step(&mut app)[4..], ["l9"]);
+    }
+}
+
+mod threads {
+    use super::*;
+
+    /// An instance of 2 stream threads and one of 1 share 8 tasks by
+    /// thread count (Kafka's assignor balances tasks per thread), each
+    /// thread has its own share, and the counts equal the model's.
+    #[test]
+    fn two_threads_take_twice_the_tasks_of_one() {
+        let lines = [
+            "kafka streams in rust",
+            "streams of records",
+            "kafka kafka",
+            "a b c d e f",
+        ];
+        let mut app = app_with_topics(4);
+        app.start(
+            "a",
+            &word_count(),
+            config().with_property("num.stream.threads", "2"),
+        )
+        .unwrap();
+        app.start("b", &word_count(), config()).unwrap();
+        send_lines(&app, &lines, 0);
+        app.run_until_idle().unwrap();
+        let thread = |name: &str, active: &[(u32, u32)]| ThreadMetadata {
+            thread_name: name.to_owned(),
+            active_tasks: tasks(active),
+            standby_tasks: Vec::new(),
+        };
+        let (a, b) = (app.instance("a").unwrap(), app.instance("b").unwrap());
+        assert_eq!(
+            a.threads(),
+            [
+                thread("a-StreamThread-1", &[(0, 0), (0, 2), (1, 0)]),
+                thread("a-StreamThread-2", &[(0, 1), (0, 3), (1, 1)]),
+            ]
+        );
+        assert_eq!(b.threads(), [thread("b-StreamThread-1", &[(1, 2), (1, 3)])]);
+        assert_eq!(
+            app.latest_by_key(COUNTS, StringSerde, I64Serde).unwrap(),
+            model(&lines)
+        );
+        // Each thread is a member of the group with its own consumer.
+        let mut members: Vec<String> = app
+            .cluster()
+            .admin()
+            .describe_group("word-count")
+            .members
+            .into_iter()
+            .map(|m| m.client_id)
+            .collect();
+        members.sort();
+        assert_eq!(
+            members,
+            [
+                "a-StreamThread-1-consumer",
+                "a-StreamThread-2-consumer",
+                "b-StreamThread-1-consumer"
+            ]
+        );
+    }
+}
+
+mod purge {
+    use super::*;
+
+    /// Kafka Streams deletes the records of a repartition topic up to the
+    /// offsets it committed (`TaskManager.maybePurgeCommittedRecords`):
+    /// after a commit the log start offset of each repartition partition is
+    /// the group's committed offset; before it, nothing is deleted.
+    #[test]
+    fn a_commit_purges_repartition_topics_to_the_committed_offsets() {
+        let mut app = app_with_topics(2);
+        app.start("a", &word_count(), config()).unwrap();
+        app.run_until_idle().unwrap();
+        send_lines(&app, &["a b c d e", "f g h"], 0);
+        // Processed, written to the repartition topic and read back, not
+        // committed yet.
+        for _ in 0..3 {
+            app.step().unwrap();
+        }
+        assert!(app.instance("a").unwrap().has_uncommitted());
+        let ends: Vec<i64> = (0..2).map(|p| end_offset(&app, REPARTITION, p)).collect();
+        assert_eq!(ends.iter().sum::<i64>(), 8);
+        assert_eq!(
+            (0..2)
+                .map(|p| start_offset(&app, REPARTITION, p))
+                .collect::<Vec<_>>(),
+            [0, 0]
+        );
+        app.instance_mut("a").unwrap().commit().unwrap();
+        for p in 0..2 {
+            let committed = committed(&app, "word-count", REPARTITION, p);
+            assert_eq!(committed, Some(ends[p as usize]), "partition {p}");
+            assert_eq!(
+                start_offset(&app, REPARTITION, p),
+                ends[p as usize],
+                "partition {p}"
+            );
+            let info = app
+                .cluster()
+                .log_info(&TopicPartition::new(REPARTITION, p))
+                .unwrap();
+            assert_eq!(
+                (info.log_start_offset, info.log_end_offset),
+                (ends[p as usize], ends[p as usize])
+            );
+        }
+        // Source topics are the user's: never purged.
+        assert_eq!(
+            (0..2)
+                .map(|p| start_offset(&app, WORDS, p))
+                .collect::<Vec<_>>(),
+            [0, 0]
+        );
+    }
+}
+
+mod zombie {
+    use super::*;
+
+    fn upper_case() -> Topology {
+        let builder = StreamsBuilder::new();
+        builder
+            .stream::<String, String>("in")
+            .map_values(|v| v.to_uppercase())
+            .to("out");
+        builder.build().unwrap()
+    }
+
+    fn config() -> StreamsConfig {
+        StreamsConfig::new("upper")
+            .with_property("commit.interval.ms", "1000")
+            .with_property("max.poll.interval.ms", "10000")
+    }
+
+    fn send(app: &StreamsCluster, partition: i32, values: &[&str]) {
+        let producer = app.cluster().producer();
+        for v in values {
+            producer
+                .send(
+                    ProducerRecord::new("in", v.to_string(), v.to_string())
+                        .partition(partition)
+                        .timestamp(5),
+                )
+                .unwrap();
+        }
+    }
+
+    /// The output values, partition after partition.
+    fn out(app: &StreamsCluster) -> Vec<String> {
+        app.read("out", StringSerde, StringSerde)
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| r.value)
+            .collect()
+    }
+
+    /// An instance that stops polling for longer than `max.poll.interval.ms`
+    /// leaves the group (Kafka's consumer does so from its heartbeat
+    /// thread); its task moves to the other instance, which processes again
+    /// what the zombie had not committed (at-least-once duplicates). The
+    /// zombie's commit is refused (`CommitFailed`: Kafka's
+    /// `TaskMigratedException`); its next poll finds its partitions lost,
+    /// it drops its tasks without committing and rejoins, and its late
+    /// work leaves nothing in the output but those duplicates.
+    #[test]
+    fn a_paused_instance_is_kicked_out_and_its_late_commit_refused() {
+        let mut app = StreamsCluster::new();
+        for t in ["in", "out"] {
+            app.create_topic(t, 2).unwrap();
+        }
+        app.start("a", &upper_case(), config()).unwrap();
+        app.start("b", &upper_case(), config()).unwrap();
+        app.run_until_idle().unwrap();
+        assert_eq!(app.instance("a").unwrap().active_tasks(), tasks(&[(0, 0)]));
+        assert_eq!(app.instance("b").unwrap().active_tasks(), tasks(&[(0, 1)]));
+        send(&app, 0, &["a", "b"]);
+        send(&app, 1, &["x"]);
+        app.step().unwrap();
+        app.step().unwrap();
+        assert_eq!(out(&app), ["A", "B", "X"]);
+        assert!(app.instance("a").unwrap().has_uncommitted());
+        // a pauses; b goes on polling past a's poll interval.
+        for _ in 0..12 {
+            app.advance(1_000);
+            app.instance_mut("b").unwrap().step().unwrap();
+            app.instance_mut("b").unwrap().step().unwrap();
+        }
+        assert_eq!(
+            app.instance("b").unwrap().active_tasks(),
+            tasks(&[(0, 0), (0, 1)])
+        );
+        assert_eq!(out(&app), ["A", "B", "X", "A", "B"]);
+        // a wakes up: its commit is refused, it did not move its offsets.
+        let err = app.instance_mut("a").unwrap().commit().unwrap_err();
+        assert!(err.is_task_migrated(), "{err}");
+        assert!(
+            err.to_string().starts_with("stream thread a-StreamThread-1: committing offsets: offset commit for group 'upper' failed"),
+            "{err}"
+        );
+        send(&app, 0, &["c"]);
+        app.instance_mut("a").unwrap().step().unwrap();
+        let a = app.instance("a").unwrap();
+        assert_eq!(a.active_tasks(), tasks(&[]));
+        assert!(!a.has_uncommitted());
+        // It rejoins; the group shares the tasks again.
+        app.run_until_idle().unwrap();
+        assert_eq!(app.instance("a").unwrap().active_tasks().len(), 1);
+        assert_eq!(app.instance("b").unwrap().active_tasks().len(), 1);
+        assert_eq!(out(&app), ["A", "B", "X", "A", "B", "C"]);
+        assert_eq!(committed(&app, "upper", "in", 0), Some(3));
+        assert_eq!(committed(&app, "upper", "in", 1), Some(1));
+    }
+}
+
+mod errors {
+    use super::*;
+
+    #[test]
+    fn start_twice_is_an_illegal_state() {
+        let app = app_with_topics(1);
+        let clients = Arc::new(streams_broker::clients::api::SimulatedClients::new(
+            app.cluster().clone(),
+        ));
+        let mut streams = KafkaStreams::new(&word_count(), config(), clients).unwrap();
+        streams.start().unwrap();
+        let err = streams.start().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RuntimeError::IllegalState {
+                    operation: "start",
+                    state: State::Rebalancing,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "cannot start: KafkaStreams is in state REBALANCING; an instance starts once; make a new KafkaStreams to start again"
+        );
+        streams.close().unwrap();
+        let err = streams.step().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot step: KafkaStreams is in state NOT_RUNNING; start the instance first; a closed or failed instance does not run"
+        );
+        assert!(matches!(
+            streams.start().unwrap_err(),
+            RuntimeError::IllegalState {
+                state: State::NotRunning,
+                ..
+            }
+        ));
+        assert!(matches!(
+            streams.commit().unwrap_err(),
+            RuntimeError::IllegalState {
+                operation: "commit",
+                ..
+            }
+        ));
+    }
+
+    /// A store asked for on an instance that has the task neither active
+    /// nor standby; a task that does not exist at all.
+    #[test]
+    fn a_store_of_a_task_elsewhere_or_nowhere_is_not_local() {
+        let mut app = app_with_topics(2);
+        app.start("a", &word_count(), config()).unwrap();
+        app.start("b", &word_count(), config()).unwrap();
+        app.run_until_idle().unwrap();
+        let a = app.instance("a").unwrap();
+        assert_eq!(a.active_tasks(), tasks(&[(0, 0), (0, 1)]));
+        for task in [TaskId::new(1, 0), TaskId::new(1, 9)] {
+            let err = a
+                .store::<TimestampedKeyValueStore<String, i64>>(STORE, task)
+                .unwrap_err();
+            assert!(
+                matches!(&err, RuntimeError::StoreNotLocal { store, task: Some(t) } if store == STORE && *t == task),
+                "{err}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "The state store, {STORE}, may have migrated to another instance (task {task} is not active here); ask the instance that owns the task (KafkaStreams::tasks lists this one's)"
+                )
+            );
+            let err = a
+                .standby_store::<TimestampedKeyValueStore<String, i64>>(STORE, task)
+                .unwrap_err();
+            assert!(matches!(err, RuntimeError::StoreNotLocal { .. }), "{err}");
+        }
+        // b has the task: the store is there, of the right name only.
+        let b = app.instance("b").unwrap();
+        assert!(
+            b.store::<TimestampedKeyValueStore<String, i64>>(STORE, TaskId::new(1, 0))
+                .is_ok()
+        );
+        assert!(
+            b.store::<TimestampedKeyValueStore<String, i64>>("no-such-store", TaskId::new(1, 0))
+                .is_err()
+        );
+    }
+
+    /// Kafka's `InternalTopicManager` refuses an internal topic that
+    /// exists with another partition count than the topology needs.
+    #[test]
+    fn an_internal_topic_with_the_wrong_partition_count_is_refused() {
+        let mut app = app_with_topics(4);
+        app.create_topic(REPARTITION, 3).unwrap();
+        let err = app.start("a", &word_count(), config()).unwrap_err();
+        let AppError::Runtime { source, .. } = err else {
+            panic!("expected a runtime error, got {err}")
+        };
+        assert!(
+            matches!(&*source, RuntimeError::InvalidInternalTopicPartitions { topic, expected: 4, actual: 3 } if topic == REPARTITION),
+            "{source}"
+        );
+        assert_eq!(
+            source.to_string(),
+            format!(
+                "Existing internal topic {REPARTITION} has invalid partitions: expected: 4; actual: 3. Use 'org.apache.kafka.tools.StreamsResetter' tool to clean up invalid topics before processing."
+            )
+        );
+        // Nothing was created on the way: the changelog is not there.
+        assert!(app.cluster().admin().partition_count(CHANGELOG).is_err());
+    }
+}
