@@ -279,6 +279,61 @@ mod partition_group {
         merged(app)
     }
 
+    fn enrich() -> Topology {
+        let builder = StreamsBuilder::new();
+        let customers = builder.table::<String, String>("customers");
+        builder
+            .stream::<String, String>("orders")
+            .join(&customers, |o, c| format!("{o}/{c}"))
+            .to("enriched");
+        builder.build().unwrap()
+    }
+
+    /// The join's output when the customer (at 1) and then the order
+    /// (at 2) are on the broker before the task polls, one record a poll.
+    fn enriched_with_idle(max_task_idle_ms: &str) -> Vec<String> {
+        let mut app = StreamsCluster::new();
+        for t in ["orders", "customers", "enriched"] {
+            app.create_topic(t, 1).unwrap();
+        }
+        let config = StreamsConfig::new("enrich")
+            .with_property("max.poll.records", "1")
+            .with_property("max.task.idle.ms", max_task_idle_ms);
+        app.start("a", &enrich(), config).unwrap();
+        app.run_until_idle().unwrap();
+        let producer = app.cluster().producer();
+        producer
+            .send(
+                ProducerRecord::new("customers", "c1", "alice")
+                    .partition(0)
+                    .timestamp(1),
+            )
+            .unwrap();
+        producer
+            .send(
+                ProducerRecord::new("orders", "c1", "book")
+                    .partition(0)
+                    .timestamp(2),
+            )
+            .unwrap();
+        app.run_until_idle().unwrap();
+        app.read("enriched", StringSerde, StringSerde)
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| r.value)
+            .collect()
+    }
+
+    /// KIP-695's case: the order is fetched first; waiting for the table's
+    /// partition, which has data on the broker, lets the earlier customer
+    /// update go first and the order finds it. Without idling the order is
+    /// joined against an empty table and dropped.
+    #[test]
+    fn a_stream_table_join_waits_for_the_tables_earlier_update() {
+        assert_eq!(enriched_with_idle("0"), ["book/alice"]);
+        assert_eq!(enriched_with_idle("-1"), Vec::<String>::new());
+    }
+
     #[test]
     fn heads_are_processed_in_timestamp_order_across_partitions() {
         let mut app = merge_app(&[]);
@@ -418,49 +473,71 @@ mod threads {
 mod purge {
     use super::*;
 
-    /// Kafka Streams deletes the records of a repartition topic up to the
-    /// offsets it committed (`TaskManager.maybePurgeCommittedRecords`):
-    /// after a commit the log start offset of each repartition partition is
-    /// the group's committed offset; before it, nothing is deleted.
+    fn starts(app: &StreamsCluster) -> Vec<i64> {
+        (0..2).map(|p| start_offset(app, REPARTITION, p)).collect()
+    }
+
+    fn committed_repartition(app: &StreamsCluster) -> Vec<Option<i64>> {
+        (0..2)
+            .map(|p| committed(app, "word-count", REPARTITION, p))
+            .collect()
+    }
+
+    /// Kafka Streams deletes the records of repartition topics that its
+    /// tasks consumed, after a commit (`maybePurgeCommittedRecords`), at
+    /// most every `repartition.purge.interval.ms` (30 s by default): the
+    /// log start offsets move to the committed offsets; the user's topics
+    /// are never purged.
     #[test]
     fn a_commit_purges_repartition_topics_to_the_committed_offsets() {
         let mut app = app_with_topics(2);
         app.start("a", &word_count(), config()).unwrap();
         app.run_until_idle().unwrap();
         send_lines(&app, &["a b c d e", "f g h"], 0);
-        // Processed, written to the repartition topic and read back, not
-        // committed yet.
+        // Split, written to the repartition topic, counted; not committed.
         for _ in 0..3 {
             app.step().unwrap();
         }
         assert!(app.instance("a").unwrap().has_uncommitted());
         let ends: Vec<i64> = (0..2).map(|p| end_offset(&app, REPARTITION, p)).collect();
         assert_eq!(ends.iter().sum::<i64>(), 8);
-        assert_eq!(
-            (0..2)
-                .map(|p| start_offset(&app, REPARTITION, p))
-                .collect::<Vec<_>>(),
-            [0, 0]
-        );
+        assert_eq!(starts(&app), [0, 0]);
+        assert_eq!(committed_repartition(&app), [None, None]);
+        // The last purge (of nothing) is more than 30 s ago: this commit purges.
+        app.advance(30_001);
         app.instance_mut("a").unwrap().commit().unwrap();
+        assert_eq!(
+            committed_repartition(&app),
+            ends.iter().map(|e| Some(*e)).collect::<Vec<_>>()
+        );
+        assert_eq!(starts(&app), ends);
         for p in 0..2 {
-            let committed = committed(&app, "word-count", REPARTITION, p);
-            assert_eq!(committed, Some(ends[p as usize]), "partition {p}");
-            assert_eq!(
-                start_offset(&app, REPARTITION, p),
-                ends[p as usize],
-                "partition {p}"
-            );
             let info = app
                 .cluster()
                 .log_info(&TopicPartition::new(REPARTITION, p))
                 .unwrap();
-            assert_eq!(
-                (info.log_start_offset, info.log_end_offset),
-                (ends[p as usize], ends[p as usize])
-            );
+            let end = ends[p as usize];
+            assert_eq!((info.log_start_offset, info.log_end_offset), (end, end));
         }
-        // Source topics are the user's: never purged.
+        // More input, committed at once: the offsets move, the purge waits.
+        send_lines(&app, &["i j k l"], 2);
+        for _ in 0..3 {
+            app.step().unwrap();
+        }
+        app.instance_mut("a").unwrap().commit().unwrap();
+        let later: Vec<i64> = (0..2).map(|p| end_offset(&app, REPARTITION, p)).collect();
+        assert_eq!(later.iter().sum::<i64>(), 12);
+        assert_eq!(
+            committed_repartition(&app),
+            later.iter().map(|e| Some(*e)).collect::<Vec<_>>()
+        );
+        assert_eq!(starts(&app), ends);
+        app.advance(30_000);
+        app.instance_mut("a").unwrap().commit().unwrap();
+        assert_eq!(starts(&app), ends);
+        app.advance(1);
+        app.instance_mut("a").unwrap().commit().unwrap();
+        assert_eq!(starts(&app), later);
         assert_eq!(
             (0..2)
                 .map(|p| start_offset(&app, WORDS, p))

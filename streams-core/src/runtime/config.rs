@@ -41,6 +41,9 @@ pub(crate) struct RuntimeConfig {
     pub(crate) session_timeout_ms: Option<String>,
     pub(crate) max_poll_interval_ms: Option<String>,
     pub(crate) max_poll_records: i64,
+    /// `repartition.purge.interval.ms`: at most this often, a commit
+    /// deletes the consumed records of repartition topics.
+    pub(crate) repartition_purge_interval_ms: i64,
 }
 
 impl RuntimeConfig {
@@ -99,6 +102,7 @@ impl RuntimeConfig {
             session_timeout_ms: props.get("session.timeout.ms").cloned(),
             max_poll_interval_ms: props.get("max.poll.interval.ms").cloned(),
             max_poll_records: int("max.poll.records", 1000, 1)?,
+            repartition_purge_interval_ms: int("repartition.purge.interval.ms", 30_000, 0)?,
         })
     }
 }

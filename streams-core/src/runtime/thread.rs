@@ -77,6 +77,9 @@ pub(crate) struct StreamThread {
     owned: Arc<Mutex<OwnedTasks>>,
     assignment_failure: Arc<Mutex<Option<crate::runtime::assignor::TaskAssignmentError>>>,
     last_commit_ms: i64,
+    /// When repartition topics were last purged (never yet: the first
+    /// commit purges, as Kafka's thread does on a real clock).
+    last_purge_ms: Option<i64>,
     in_transaction: bool,
     admin: Box<dyn streams_clients::Admin>,
     clients: Arc<dyn ClientSupplier>,
@@ -205,6 +208,7 @@ impl StreamThread {
             owned,
             assignment_failure,
             last_commit_ms: now,
+            last_purge_ms: None,
             in_transaction: false,
             admin,
             clients,
@@ -424,11 +428,28 @@ impl StreamThread {
             .saturating_add(self.config.commit_interval_ms)
     }
 
+    /// Kafka's `maybeCommit` once `commit.interval.ms` has passed: commits
+    /// every task, then, at most every `repartition.purge.interval.ms`,
+    /// deletes what the tasks consumed of repartition topics. Returns
+    /// whether anything was committed.
+    pub(crate) fn commit(&mut self) -> Result<bool> {
+        let committed = self.commit_tasks()?;
+        let now = self.clock.now_ms();
+        if self
+            .last_purge_ms
+            .is_none_or(|last| now - last > self.config.repartition_purge_interval_ms)
+        {
+            self.purge_repartition_topics();
+            self.last_purge_ms = Some(now);
+        }
+        Ok(committed)
+    }
+
     /// Commits every task: flushes caches, sends, waits for the
     /// acknowledgements, then commits the input offsets (in the
-    /// transaction, under exactly-once), and purges repartition topics up
-    /// to the committed offsets. Returns whether anything was committed.
-    pub(crate) fn commit(&mut self) -> Result<bool> {
+    /// transaction, under exactly-once). Returns whether anything was
+    /// committed.
+    fn commit_tasks(&mut self) -> Result<bool> {
         self.last_commit_ms = self.clock.now_ms();
         if !self.tasks.values().any(|t| t.dirty) {
             return Ok(false);
@@ -471,38 +492,35 @@ impl StreamThread {
         for task in self.tasks.values_mut() {
             task.dirty = false;
         }
-        self.purge_repartition_topics(&offsets)?;
         Ok(true)
     }
 
-    /// Kafka Streams deletes what it committed of repartition topics.
-    fn purge_repartition_topics(&mut self, offsets: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+    /// Kafka Streams deletes the records of repartition topics that its
+    /// tasks consumed and committed (`TaskManager.maybePurgeCommittedRecords`).
+    /// A failure is not fatal, as in Kafka: the next purge asks again.
+    fn purge_repartition_topics(&mut self) {
         let repartition: BTreeSet<&String> = self
             .metadata
             .subtopologies
             .iter()
             .flat_map(|i| &i.repartition_source_topics)
             .collect();
-        let purge: BTreeMap<TopicPartition, i64> = offsets
-            .iter()
+        let purge: BTreeMap<TopicPartition, i64> = self
+            .tasks
+            .values()
+            .flat_map(|t| &t.consumed)
             .filter(|(tp, _)| repartition.contains(&tp.topic))
             .map(|(tp, o)| (tp.clone(), *o))
             .collect();
-        if purge.is_empty() {
-            return Ok(());
+        if !purge.is_empty() {
+            let _ = self.admin.delete_records(&purge);
         }
-        self.admin.delete_records(&purge).map_err(|e| {
-            RuntimeError::client(
-                format!("stream thread {}: purging repartition topics", self.name),
-                e,
-            )
-        })
     }
 
     fn on_revoked(&mut self) -> Result<()> {
         // Eager protocol: commit what was processed, keep the tasks aside
         // until the assignment says whether they stay.
-        self.commit()?;
+        self.commit_tasks()?;
         if self.eos() && self.in_transaction {
             let _ = self.producer.abort_transaction();
             self.in_transaction = false;
@@ -663,7 +681,7 @@ impl StreamThread {
         if self.state == ThreadState::Dead {
             return Ok(());
         }
-        let result = self.commit();
+        let result = self.commit_tasks();
         self.consumer.close(leave_group);
         self.tasks.clear();
         self.standbys.clear();
