@@ -9,6 +9,7 @@
 
 mod cluster_changelog;
 mod compat;
+mod compat_runtime;
 mod driver;
 mod dsl;
 mod errors;
