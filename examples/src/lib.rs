@@ -12,6 +12,9 @@
 //! - [`orders`]: JSON orders parsed, filtered, enriched, split by region
 //!   and routed to one topic per region.
 //! - [`word_count`]: Kafka's word count, a grouped count kept in a store.
+//! - [`runtime_word_count`]: the same word count run by `KafkaStreams` on
+//!   the simulated cluster, 2 instances over 4 partitions, one crashing,
+//!   under at-least-once and exactly-once.
 //! - [`windowed_count`]: page views per user in tumbling windows, suppressed
 //!   to one final count per window.
 //!
@@ -27,6 +30,7 @@
 pub mod compacted_word_count;
 pub mod customer_addresses;
 pub mod orders;
+pub mod runtime_word_count;
 pub mod tombstone_life;
 pub mod windowed_count;
 pub mod word_count;
