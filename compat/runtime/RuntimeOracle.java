@@ -160,11 +160,48 @@ public final class RuntimeOracle {
             .selectKey((k, v) -> k + v)
             .groupByKey()
             .count()));
+        s.add(new Scenario("stream_table_join_merged_stream", topics("a", 3, "b", 3, "t", 3), b -> b.<String, String>stream("a")
+            .merge(b.stream("b"))
+            .join(b.<String, String>table("t"), (v, t) -> v + t)
+            .to("out")));
+        s.add(new Scenario("two_joins_share_a_repartition_topic", topics("s", 2, "t1", 4, "t2", 4), b -> twoJoins(b)));
+        s.add(new Scenario("two_joins_share_a_repartition_topic_not_copartitioned", topics("s", 2, "t1", 4, "t2", 3), b -> twoJoins(b)));
+        s.add(new Scenario("table_table_join_of_two_aggregates", topics("a", 2, "b", 6), b -> {
+            final KTable<String, Long> left = b.<String, String>table("a").groupBy((k, v) -> KeyValue.pair(v, k)).count();
+            final KTable<String, Long> right = b.<String, String>table("b").groupBy((k, v) -> KeyValue.pair(v, k)).count();
+            left.join(right, (x, y) -> x + y).toStream().to("out");
+        }));
+        // The aggregate's repartition topic takes 3 or 5 depending on the table topic's name:
+        // Kafka visits the sub-topologies in HashSet order and, when it reaches the aggregate's
+        // writer before the join's repartition topic has a count, takes the max of what it knows.
+        s.add(new Scenario("repartition_after_a_join_with_an_enforced_count", topics("x", 5, "t", 3), b -> joinThenGroup(b, "t")));
+        s.add(new Scenario("repartition_after_a_join_with_an_enforced_count_table_a", topics("x", 5, "a", 3), b -> joinThenGroup(b, "a")));
+        s.add(new Scenario("stream_stream_outer_join", topics("l", 2, "r", 5), b -> {
+            final KStream<String, String> left = b.<String, String>stream("l").selectKey((k, v) -> v);
+            left.outerJoin(b.<String, String>stream("r"), (x, y) -> x + y, WINDOW).to("out");
+        }));
         s.add(new Scenario("global_table_join", topics("s", 3, "g", 1), b -> b.<String, String>stream("s")
             .join(b.<String, String>globalTable("g"), (k, v) -> k, (v, g) -> v + g)
             .to("out")));
         s.add(new Scenario("processor_api_shared_store", topics("a", 2, "b", 3), null, sharedStoreTopology()));
         return s;
+    }
+
+    /** x re-keyed, joined with the table of `table`, re-keyed again and counted. */
+    private static void joinThenGroup(final StreamsBuilder b, final String table) {
+        b.<String, String>stream("x")
+            .selectKey((k, v) -> v)
+            .join(b.<String, String>table(table), (v, t) -> v + t)
+            .selectKey((k, v) -> v)
+            .groupByKey()
+            .count();
+    }
+
+    /** One re-keyed stream joined with two tables: both joins read its one repartition topic. */
+    private static void twoJoins(final StreamsBuilder b) {
+        final KStream<String, String> keyed = b.<String, String>stream("s").selectKey((k, v) -> v);
+        keyed.join(b.<String, String>table("t1"), (v, t) -> v + t).to("out1");
+        keyed.join(b.<String, String>table("t2"), (v, t) -> v + t).to("out2");
     }
 
     /** Two sources, a processor under each, both connected to one store. */
