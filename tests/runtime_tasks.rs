@@ -161,6 +161,14 @@ mod standby {
         // Only stateful tasks have standbys, never on their active's instance.
         assert_eq!(a.standby_tasks(), tasks(&[(1, 0), (1, 1)]));
         assert_eq!(b.standby_tasks(), tasks(&[]));
+        assert_eq!(
+            a.threads(),
+            [ThreadMetadata {
+                thread_name: "a-StreamThread-1".to_owned(),
+                active_tasks: tasks(&[(0, 0), (0, 1)]),
+                standby_tasks: tasks(&[(1, 0), (1, 1)]),
+            }]
+        );
         for p in 0..2 {
             let task = TaskId::new(1, p);
             let active = counts_in(&app, "b", task, false);
