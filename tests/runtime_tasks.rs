@@ -653,6 +653,95 @@ mod zombie {
     }
 }
 
+mod zombie_exactly_once {
+    use super::*;
+
+    fn upper_case() -> Topology {
+        let builder = StreamsBuilder::new();
+        builder
+            .stream::<String, String>("in")
+            .map_values(|v| v.to_uppercase())
+            .to("out");
+        builder.build().unwrap()
+    }
+
+    fn values(app: &StreamsCluster, committed: bool) -> Vec<String> {
+        let records = if committed {
+            app.read_committed("out", StringSerde, StringSerde).unwrap()
+        } else {
+            app.read("out", StringSerde, StringSerde).unwrap()
+        };
+        records.into_iter().filter_map(|r| r.value).collect()
+    }
+
+    /// Under exactly-once a paused instance's open transaction outlives
+    /// both its poll interval and its transaction timeout: the
+    /// coordinator aborts it, the other instance processes the records
+    /// again, and the zombie, when it wakes up, loses its tasks, gets a
+    /// new producer (Kafka re-initializes it after losing its tasks) and
+    /// rejoins; `read_committed` sees each result once.
+    #[test]
+    fn a_paused_instance_under_exactly_once_rejoins_and_nothing_repeats() {
+        let config = || {
+            StreamsConfig::new("upper")
+                .with_property("processing.guarantee", "exactly_once_v2")
+                .with_property("commit.interval.ms", "1000")
+                .with_property("max.poll.interval.ms", "10000")
+        };
+        let mut app = StreamsCluster::new();
+        for t in ["in", "out"] {
+            app.create_topic(t, 2).unwrap();
+        }
+        app.start("a", &upper_case(), config()).unwrap();
+        app.start("b", &upper_case(), config()).unwrap();
+        app.run_until_idle().unwrap();
+        assert_eq!(app.instance("a").unwrap().active_tasks(), tasks(&[(0, 0)]));
+        let producer = app.cluster().producer();
+        for v in ["a", "b"] {
+            producer
+                .send(ProducerRecord::new("in", v, v).partition(0).timestamp(5))
+                .unwrap();
+        }
+        app.instance_mut("a").unwrap().step().unwrap();
+        assert_eq!(values(&app, false), ["A", "B"]);
+        assert_eq!(values(&app, true), Vec::<String>::new());
+        // The coordinator looks for timed-out transactions every 10 s
+        // (Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms):
+        // a's, begun at 0 with a 10 s timeout, is aborted at 20 s.
+        for _ in 0..20 {
+            app.advance(1_000);
+            app.instance_mut("b").unwrap().step().unwrap();
+            app.instance_mut("b").unwrap().step().unwrap();
+        }
+        assert_eq!(
+            app.instance("b").unwrap().active_tasks(),
+            tasks(&[(0, 0), (0, 1)])
+        );
+        assert_eq!(values(&app, true), ["A", "B"]);
+        app.run_until_idle().unwrap();
+        assert_eq!(app.instance("a").unwrap().state(), State::Running);
+        assert_eq!(app.instance("a").unwrap().active_tasks().len(), 1);
+        producer
+            .send(
+                ProducerRecord::new("in", "c", "c")
+                    .partition(0)
+                    .timestamp(5),
+            )
+            .unwrap();
+        producer
+            .send(
+                ProducerRecord::new("in", "d", "d")
+                    .partition(1)
+                    .timestamp(5),
+            )
+            .unwrap();
+        app.run_until_idle().unwrap();
+        let mut committed = values(&app, true);
+        committed.sort();
+        assert_eq!(committed, ["A", "B", "C", "D"]);
+    }
+}
+
 mod errors {
     use super::*;
 

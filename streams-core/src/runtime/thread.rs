@@ -252,19 +252,7 @@ impl StreamThread {
         let ids: Vec<TaskId> = self.tasks.keys().copied().collect();
         self.in_transaction = false;
         self.tasks.clear();
-        let name = self.name.clone();
-        let mut producer = self.clients.producer(&self.producer_config).map_err(|e| {
-            RuntimeError::client(format!("stream thread {name}: replacing its producer"), e)
-        })?;
-        if self.eos() {
-            producer.init_transactions().map_err(|e| {
-                RuntimeError::client(
-                    format!("stream thread {name}: initializing its new producer"),
-                    e,
-                )
-            })?;
-        }
-        self.producer = producer;
+        self.replace_producer()?;
         let now = self.clock.now_ms();
         let assigned = self.consumer.assignment();
         for id in ids {
@@ -298,6 +286,26 @@ impl StreamThread {
         Ok(())
     }
 
+    /// A new producer in place of one that may be fenced (under
+    /// exactly-once it is initialized: the coordinator aborts what the
+    /// old one left open and fences it).
+    fn replace_producer(&mut self) -> Result<()> {
+        let name = self.name.clone();
+        let mut producer = self.clients.producer(&self.producer_config).map_err(|e| {
+            RuntimeError::client(format!("stream thread {name}: replacing its producer"), e)
+        })?;
+        if self.eos() {
+            producer.init_transactions().map_err(|e| {
+                RuntimeError::client(
+                    format!("stream thread {name}: initializing its new producer"),
+                    e,
+                )
+            })?;
+        }
+        self.producer = producer;
+        Ok(())
+    }
+
     fn step_inner(&mut self) -> Result<StepOutcome> {
         let mut outcome = StepOutcome::default();
         if self.state == ThreadState::Dead {
@@ -323,7 +331,7 @@ impl StreamThread {
             }
             Some(Rebalance::Lost(_)) => {
                 outcome.rebalanced = true;
-                self.on_lost();
+                self.on_lost()?;
                 return Ok(outcome);
             }
             Some(Rebalance::Assigned { user_data, .. }) => {
@@ -533,10 +541,18 @@ impl StreamThread {
         Ok(())
     }
 
-    fn on_lost(&mut self) {
+    /// Kafka's `handleLostAll`: the active tasks are closed as zombies
+    /// (no commit; standbys stay), and under exactly-once the producer is
+    /// replaced, as its transaction may have been aborted and its epoch
+    /// fenced meanwhile.
+    fn on_lost(&mut self) -> Result<()> {
         self.close_tasks_dirty();
         self.suspended.clear();
         self.state = ThreadState::PartitionsRevoked;
+        if self.eos() {
+            self.replace_producer()?;
+        }
+        Ok(())
     }
 
     /// Closes every task without committing: their uncommitted work is
