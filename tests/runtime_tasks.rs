@@ -555,6 +555,40 @@ mod purge {
     }
 }
 
+mod purge_failure {
+    use super::*;
+
+    /// A purge the broker refuses (here: a repartition topic someone made
+    /// compacted, so delete-records is a policy violation) is not fatal,
+    /// as in Kafka (`maybePurgeCommittedRecords` only logs it): the
+    /// instance keeps running and the counts are right.
+    #[test]
+    fn a_refused_purge_does_not_fail_the_instance() {
+        let mut app = app_with_topics(2);
+        app.cluster()
+            .admin()
+            .create_topic(
+                streams_broker::NewTopic::new(REPARTITION, 2).config("cleanup.policy", "compact"),
+            )
+            .unwrap();
+        app.start("a", &word_count(), config()).unwrap();
+        let lines = ["a b c", "c d"];
+        send_lines(&app, &lines, 0);
+        app.run_until_idle().unwrap();
+        app.advance(30_001);
+        app.instance_mut("a").unwrap().commit().unwrap();
+        assert_eq!(app.instance("a").unwrap().state(), State::Running);
+        assert_eq!(
+            start_offset(&app, REPARTITION, 0) + start_offset(&app, REPARTITION, 1),
+            0
+        );
+        assert_eq!(
+            app.latest_by_key(COUNTS, StringSerde, I64Serde).unwrap(),
+            model(&lines)
+        );
+    }
+}
+
 mod zombie {
     use super::*;
 
