@@ -677,6 +677,7 @@ mod zombie {
         let a = app.instance("a").unwrap();
         assert_eq!(a.active_tasks(), tasks(&[]));
         assert!(!a.has_uncommitted());
+        assert_eq!(a.state(), State::Rebalancing);
         // It rejoins; the group shares the tasks again.
         app.run_until_idle().unwrap();
         assert_eq!(app.instance("a").unwrap().active_tasks().len(), 1);
