@@ -45,11 +45,11 @@ pub mod engine;
 pub mod error;
 pub mod processor;
 pub mod record;
+pub mod runtime;
 pub mod serde;
 pub mod state;
 pub mod time;
 pub mod topology;
-pub mod runtime;
 
 pub use config::{DeserializationHandling, StreamsConfig};
 pub use dsl::{

@@ -42,11 +42,11 @@ pub(crate) use global::GlobalStoreParts;
 pub(crate) use nodes::GlobalSourceNode;
 use nodes::{ResolvedSinkTopic, SinkNode, SourceNode};
 
-pub use topics_info::TopicsInfo;
 pub use description::{
     Destination, Dot, GlobalStore, Mermaid, Node, NodeType, ParseError, Subtopology,
     TopologyDescription,
 };
+pub use topics_info::TopicsInfo;
 
 /// The topics a source reads: names, or a regex pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
