@@ -149,6 +149,7 @@ impl Outcome {
 }
 
 /// Resolves `topology` against `topics` as `KafkaStreams::start` does.
+#[allow(clippy::result_large_err)] // the closure returns `resolve`'s own `Result`
 fn resolve(topology: &Topology, topics: &BTreeMap<String, i32>) -> Outcome {
     let infos = topology.topics_info(APP);
     let groups: Vec<Vec<String>> = infos

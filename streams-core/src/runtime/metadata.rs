@@ -13,6 +13,19 @@
 //!   partitions; task `s_p` reads partition `p` of each of its topics that
 //!   has one;
 //! - changelog topics get one partition per task of their sub-topology.
+//!
+//! `tests/compat_runtime.rs` compares these results with what Kafka 4.4.0's
+//! own classes derive for the same topologies (`compat/runtime/`). Where we
+//! differ, by design:
+//! - we check co-partitioning always; Kafka only when the topology has a
+//!   repartition topic, and otherwise runs a join of topics with 3 and 2
+//!   partitions (its task `0_2` reads one side only);
+//! - a repartition topic gets the largest count among *all* its writers'
+//!   source topics; Kafka visits sub-topologies in `HashSet` order and takes
+//!   the largest count known when it gets there, so downstream of a
+//!   repartition topic not counted yet its result depends on topic names;
+//! - co-partition groups that share a topic are one group (see
+//!   [`TopicsInfo::copartition_groups`](crate::topology::TopicsInfo::copartition_groups)).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,8 +62,10 @@ pub struct TopologyMetadata {
 
 impl TopologyMetadata {
     /// Resolves `subtopologies` against the cluster's partition counts
-    /// (`count_of` answers for topics that exist) and the explicit counts
-    /// of repartition topics in `fixed`.
+    /// (`count_of` answers for topics that exist) and the topics that must
+    /// be co-partitioned (`copartition_groups`): a group's repartition
+    /// topics take the count of its user topics, or the group's largest
+    /// when it has none.
     ///
     /// # Errors
     /// [`RuntimeError::MissingSourceTopics`] for user source topics that do

@@ -56,7 +56,12 @@ pub struct TopicsInfo {
     /// because a join reads them together (Kafka's co-partition groups):
     /// the topics upstream of processors that share a store. A store of
     /// one processor (an aggregation, even of merged streams) makes no
-    /// group.
+    /// group. Kafka registers its groups in the DSL's joins instead
+    /// (`copartitionSources`), so two Processor API processors that share
+    /// a store make a group here and none in Kafka; and groups that share a
+    /// topic are merged here, where Kafka keeps them apart (two joins of
+    /// one re-keyed stream: Kafka does not check the two tables against
+    /// each other).
     pub copartition_groups: Vec<Vec<String>>,
 }
 
