@@ -17,10 +17,13 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
-use streams_core::dsl::JoinWindows;
+use streams_core::dsl::{
+    BufferConfig, Grouped, JoinWindows, Materialized, Repartitioned, SessionWindows, StreamJoined,
+    Suppressed, TimeWindows,
+};
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::runtime::{RuntimeError, TopologyMetadata};
-use streams_core::serde::StringSerde;
+use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::state::Stores;
 use streams_core::{Record, Result, StreamsBuilder, Topology};
 
@@ -453,6 +456,64 @@ fn stream_stream_outer_join() -> Result<Topology> {
     })
 }
 
+fn named_internal_topics() -> Result<Topology> {
+    dsl(|b| {
+        let _ = b
+            .stream::<S, S>("in")
+            .repartition_with(Repartitioned::as_("through"))
+            .group_by_with(|_, v| v.clone(), Grouped::as_("by-value"))
+            .count_with(Materialized::as_("counts"));
+    })
+}
+
+fn windowed_count_suppressed() -> Result<Topology> {
+    let windows =
+        TimeWindows::of_size_and_grace(Duration::from_millis(10), Duration::from_millis(5))?;
+    dsl(|b| {
+        let _ = b
+            .stream::<S, S>("in")
+            .group_by_key()
+            .windowed_by(windows)
+            .count_with(Materialized::with(StringSerde, I64Serde))
+            .suppress(
+                Suppressed::until_window_closes(BufferConfig::unbounded()).with_name("final"),
+            );
+    })
+}
+
+fn session_windowed_count_after_group_by() -> Result<Topology> {
+    let windows = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?;
+    dsl(|b| {
+        let _ = b
+            .stream::<S, S>("in")
+            .group_by(|_, v| v.clone())
+            .windowed_by(windows)
+            .count();
+    })
+}
+
+fn stream_stream_join_logging_disabled() -> Result<Topology> {
+    dsl(|b| {
+        b.stream::<S, S>("l")
+            .join_stream_with(
+                &b.stream::<S, S>("r"),
+                |x, y| format!("{x}{y}"),
+                window(),
+                StreamJoined::with(StringSerde, StringSerde, StringSerde).with_logging_disabled(),
+            )
+            .to("out");
+    })
+}
+
+fn stream_table_join_table_logging_disabled() -> Result<Topology> {
+    dsl(|b| {
+        let table = b.table_with::<S, S>("t", Materialized::as_("t-store").with_logging_disabled());
+        b.stream::<S, S>("s")
+            .join(&table, |v, t| format!("{v}{t}"))
+            .to("out");
+    })
+}
+
 fn global_table_join() -> Result<Topology> {
     dsl(|b| {
         // The stream first, as in the Java scenario: the global table's
@@ -559,6 +620,20 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         repartition_after_a_join_with_an_enforced_count_table_a,
     ),
     ("stream_stream_outer_join", stream_stream_outer_join),
+    ("named_internal_topics", named_internal_topics),
+    ("windowed_count_suppressed", windowed_count_suppressed),
+    (
+        "session_windowed_count_after_group_by",
+        session_windowed_count_after_group_by,
+    ),
+    (
+        "stream_stream_join_logging_disabled",
+        stream_stream_join_logging_disabled,
+    ),
+    (
+        "stream_table_join_table_logging_disabled",
+        stream_table_join_table_logging_disabled,
+    ),
     ("global_table_join", global_table_join),
     ("processor_api_shared_store", processor_api_shared_store),
 ];

@@ -26,7 +26,16 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.kstream.SessionWindows;
+import org.apache.kafka.streams.kstream.StreamJoined;
+import org.apache.kafka.streams.kstream.Suppressed;
+import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.processor.TaskId;
@@ -180,6 +189,27 @@ public final class RuntimeOracle {
             final KStream<String, String> left = b.<String, String>stream("l").selectKey((k, v) -> v);
             left.outerJoin(b.<String, String>stream("r"), (x, y) -> x + y, WINDOW).to("out");
         }));
+        s.add(new Scenario("named_internal_topics", topics("in", 3), b -> b.<String, String>stream("in")
+            .repartition(Repartitioned.as("through"))
+            .groupBy((k, v) -> v, Grouped.as("by-value"))
+            .count(Materialized.as("counts"))));
+        s.add(new Scenario("windowed_count_suppressed", topics("in", 4), b -> b.<String, String>stream("in")
+            .groupByKey()
+            .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(10), Duration.ofMillis(5)))
+            .count(Materialized.with(Serdes.String(), Serdes.Long()))
+            .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()).withName("final"))));
+        s.add(new Scenario("session_windowed_count_after_group_by", topics("in", 2), b -> b.<String, String>stream("in")
+            .groupBy((k, v) -> v)
+            .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(Duration.ofMillis(10)))
+            .count()));
+        s.add(new Scenario("stream_stream_join_logging_disabled", topics("l", 2, "r", 2), b -> b.<String, String>stream("l")
+            .join(b.<String, String>stream("r"), (x, y) -> x + y, WINDOW,
+                StreamJoined.with(Serdes.String(), Serdes.String(), Serdes.String()).withLoggingDisabled())
+            .to("out")));
+        s.add(new Scenario("stream_table_join_table_logging_disabled", topics("s", 2, "t", 2), b -> b.<String, String>stream("s")
+            .join(b.<String, String>table("t", Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("t-store").withLoggingDisabled()),
+                (v, t) -> v + t)
+            .to("out")));
         s.add(new Scenario("global_table_join", topics("s", 3, "g", 1), b -> b.<String, String>stream("s")
             .join(b.<String, String>globalTable("g"), (k, v) -> k, (v, g) -> v + g)
             .to("out")));
