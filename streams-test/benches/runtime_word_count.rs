@@ -1,0 +1,184 @@
+//! The word count over 4 partitions run by the `KafkaStreams` runtime, two
+//! instances on the simulated cluster (`streams_test::app::StreamsCluster`),
+//! beside the same topology and the same input in the
+//! `TopologyTestDriver`, in the same process; prints words per second for
+//! both and the runtime's share of the driver's throughput.
+//!
+//! Runtime, timed: `run_until_idle` from two started instances to the
+//! end: the group's join and rebalance, every line fetched from the input
+//! topic's 4 partitions, split into words sent to the repartition topic's
+//! 4 partitions, fetched again and counted in the task of its partition
+//! (changelog records, output records), commits. The 100,000 lines are
+//! produced to the cluster beforehand, not timed. Driver, timed: a new
+//! driver, every line piped through a `TestInputTopic` (which serializes
+//! it), the same processing on one task. Both with Kafka's defaults (the
+//! record cache on: the driver flushes it after each input record, as
+//! Kafka's driver does; the runtime at each commit). Both counts are
+//! checked equal.
+//!
+//! Run: `cargo bench -p streams-test --bench runtime_word_count`
+//! (`STREAMS_BENCH_RATIO_ONLY=1` skips criterion's sampling;
+//! `STREAMS_BENCH_PROFILE_RUNTIME=1` runs only the runtime, for profilers.)
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput};
+use streams_core::dsl::{Materialized, Produced};
+use streams_core::serde::{I64Serde, StringSerde};
+use streams_core::topology::Topology;
+use streams_core::{StreamsBuilder, StreamsConfig};
+use streams_test::TopologyTestDriver;
+use streams_test::app::StreamsCluster;
+
+const WORDS_PER_LINE: usize = 10;
+const LINES: usize = 100_000;
+const WORDS: usize = WORDS_PER_LINE * LINES;
+const PARTITIONS: i32 = 4;
+const APP: &str = "runtime-word-count-bench";
+
+/// 100,000 lines of 10 words drawn from a 5,000-word vocabulary (the
+/// driver word-count benchmark's lines), keyed `line-<n>`.
+fn lines() -> Vec<(String, String)> {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    (0..LINES)
+        .map(|n| {
+            let line = (0..WORDS_PER_LINE)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    format!("Word{}", state % 5_000)
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            (format!("line-{n}"), line)
+        })
+        .collect()
+}
+
+fn topology() -> Topology {
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>("lines")
+        .flat_map_values(|line: &String| line.split(' ').map(str::to_lowercase).collect::<Vec<_>>())
+        .group_by(|_, word| word.clone())
+        .count_with(Materialized::as_("counts"))
+        .to_stream()
+        .to_with("counts-out", Produced::with(StringSerde, I64Serde));
+    builder.build().expect("topology")
+}
+
+/// Two started instances on a cluster holding every line (not timed).
+fn cluster_with_input(topology: &Topology, lines: &[(String, String)]) -> StreamsCluster {
+    let mut app = StreamsCluster::new();
+    app.create_topic("lines", PARTITIONS).expect("topic");
+    app.create_topic("counts-out", PARTITIONS).expect("topic");
+    let producer = app.producer("lines", StringSerde, StringSerde);
+    for (key, line) in lines {
+        producer.send(key, Some(line), 0).expect("send");
+    }
+    for name in ["a", "b"] {
+        app.start(name, topology, StreamsConfig::new(APP))
+            .expect("start");
+    }
+    app
+}
+
+/// Timed: the runtime processes everything.
+fn through_runtime(mut app: StreamsCluster) -> StreamsCluster {
+    let stats = app.run_until_idle().expect("run");
+    black_box(stats);
+    app
+}
+
+fn runtime_counts(app: &StreamsCluster) -> BTreeMap<String, i64> {
+    app.latest_by_key("counts-out", StringSerde, I64Serde)
+        .expect("read")
+}
+
+fn through_driver(topology: &Topology, lines: &[(String, String)]) -> TopologyTestDriver {
+    let driver =
+        TopologyTestDriver::with_config(topology.clone(), StreamsConfig::new(APP)).expect("driver");
+    let input = driver.create_input_topic("lines", StringSerde, StringSerde);
+    for (key, line) in lines {
+        input.pipe_key_value(key.as_str(), line.as_str());
+    }
+    driver
+}
+
+fn driver_counts(driver: &TopologyTestDriver) -> BTreeMap<String, i64> {
+    driver
+        .timestamped_key_value_store::<String, i64>("counts")
+        .expect("store")
+        .to_map()
+        .into_iter()
+        .collect()
+}
+
+/// The best of `runs` timings of `f` (its set-up and the drop of what it
+/// returns not timed).
+fn best_of<T, U>(runs: usize, mut setup: impl FnMut() -> T, f: impl Fn(T) -> U) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let input = setup();
+            let start = Instant::now();
+            let output = black_box(f(input));
+            let elapsed = start.elapsed();
+            drop(output);
+            elapsed
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn run_criterion(topology: &Topology, lines: &[(String, String)]) {
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("runtime_word_count_1m_words");
+    group.throughput(Throughput::Elements(WORDS as u64));
+    group.bench_function("runtime_2_instances_4_partitions", |b| {
+        b.iter_batched(
+            || cluster_with_input(topology, lines),
+            through_runtime,
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("driver", |b| {
+        b.iter(|| through_driver(topology, black_box(lines)))
+    });
+    group.finish();
+    criterion.final_summary();
+}
+
+fn main() {
+    let topology = topology();
+    let lines = lines();
+    if std::env::var_os("STREAMS_BENCH_PROFILE_RUNTIME").is_some() {
+        // For profilers: the runtime's side only (its set-up included).
+        for _ in 0..3 {
+            black_box(through_runtime(cluster_with_input(&topology, &lines)));
+        }
+        return;
+    }
+    let app = through_runtime(cluster_with_input(&topology, &lines));
+    let counts = runtime_counts(&app);
+    assert_eq!(counts.values().sum::<i64>(), WORDS as i64);
+    assert_eq!(counts, driver_counts(&through_driver(&topology, &lines)));
+    drop(app);
+    if std::env::var_os("STREAMS_BENCH_RATIO_ONLY").is_none() {
+        run_criterion(&topology, &lines);
+    }
+    let runtime = best_of(3, || cluster_with_input(&topology, &lines), through_runtime);
+    let driver = best_of(3, || (), |()| through_driver(&topology, &lines));
+    let rate = |d: Duration| WORDS as f64 / d.as_secs_f64();
+    println!(
+        "runtime (2 instances, 4 partitions): {:.2} M words/s; driver: {:.2} M words/s; runtime/driver throughput: {:.2}x (target at least 0.50x)",
+        rate(runtime) / 1e6,
+        rate(driver) / 1e6,
+        rate(runtime) / rate(driver)
+    );
+}
