@@ -1,0 +1,720 @@
+//! [`KafkaConsumer`]: the client API's [`Consumer`] over rdkafka's
+//! `BaseConsumer`, with a `ConsumerContext` whose rebalance callback
+//! records what the group did, for [`poll`](Consumer::poll) to report as
+//! [`Rebalance`] events.
+//!
+//! The rebalance protocol is Kafka's classic one with librdkafka's eager
+//! `range` assignor (`partition.assignment.strategy=range`): librdkafka
+//! cannot run a custom assignor, so the [`PartitionAssignor`] given to
+//! [`subscribe`](Consumer::subscribe) is not run, and
+//! [`Rebalance::Assigned`] carries EMPTY `user_data` (a Streams runtime
+//! derives its tasks from the partitions). A revocation is reported as
+//! [`Rebalance::Revoked`] while the partitions are still this member's:
+//! librdkafka waits for the unassignment until the next poll, so the
+//! caller's commit in between is accepted, as Kafka's
+//! `onPartitionsRevoked` commit is. Partitions lost with the member's
+//! session are [`Rebalance::Lost`]. The `generation` of an assignment and
+//! the `member_id` of [`GroupMetadata`] are this consumer's own (librdkafka
+//! does not expose the broker's); they identify the consumer to a
+//! [`KafkaProducer`](crate::KafkaProducer)'s
+//! `send_offsets_to_transaction`, which passes librdkafka's real group
+//! metadata on.
+//!
+//! A poll waits up to the supplier's poll timeout for the first record,
+//! then takes what is there, up to `max.poll.records`. After an
+//! [`assign`](Consumer::assign) or [`seek`](Consumer::seek) of a consumer
+//! outside a group, the next poll waits (up to `default.api.timeout.ms`)
+//! until it reads something or reaches the end offsets, so that a
+//! restoration reading up to an end offset does not stop at a fetch that
+//! is still on its way.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rdkafka::client::ClientContext;
+use rdkafka::consumer::{
+    BaseConsumer, CommitMode, Consumer as _, ConsumerContext, ConsumerGroupMetadata,
+};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{BorrowedMessage, Headers as _};
+use rdkafka::types::RDKafkaRespErr;
+use rdkafka::{Message, Offset, Timestamp, TopicPartitionList};
+use streams_clients::{
+    ClientError, Consumer, ConsumerRecord, GroupMetadata, Header, PartitionAssignor, Polled,
+    Rebalance, Result, TimestampType, TopicPartition,
+};
+
+use crate::error::{client_error, code_of, is_stale_member};
+
+/// What the rebalance callback saw.
+#[derive(Debug)]
+enum Event {
+    Assigned(Vec<TopicPartition>),
+    Revoked(Vec<TopicPartition>),
+    Lost(Vec<TopicPartition>),
+}
+
+/// The consumer's context: records rebalances for `poll`.
+#[derive(Debug, Default)]
+pub(crate) struct RebalanceContext {
+    events: Mutex<VecDeque<Event>>,
+    /// Set while closing: revocations are acted on at once.
+    closing: AtomicBool,
+}
+
+fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
+    let mut v: Vec<TopicPartition> = tpl
+        .elements()
+        .iter()
+        .map(|e| TopicPartition::new(e.topic(), e.partition()))
+        .collect();
+    v.sort();
+    v
+}
+
+impl ClientContext for RebalanceContext {}
+
+impl ConsumerContext for RebalanceContext {
+    fn rebalance(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        err: RDKafkaRespErr,
+        tpl: &mut TopicPartitionList,
+    ) {
+        let partitions = partitions_of(tpl);
+        let event = match err {
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
+                if self.closing.load(Ordering::SeqCst) {
+                    let _ = consumer.unassign();
+                    return;
+                }
+                match consumer.assign(tpl) {
+                    Ok(()) => Event::Assigned(partitions),
+                    Err(_) => {
+                        let _ = consumer.unassign();
+                        Event::Lost(partitions)
+                    }
+                }
+            }
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
+                if self.closing.load(Ordering::SeqCst) {
+                    let _ = consumer.unassign();
+                    return;
+                }
+                if consumer.assignment_lost() {
+                    let _ = consumer.unassign();
+                    Event::Lost(partitions)
+                } else {
+                    // Unassigned by the next poll, after the caller's commit.
+                    Event::Revoked(partitions)
+                }
+            }
+            _ => {
+                let _ = consumer.unassign();
+                Event::Lost(partitions)
+            }
+        };
+        if let Ok(mut events) = self.events.lock() {
+            events.push_back(event);
+        }
+    }
+}
+
+type Native = BaseConsumer<RebalanceContext>;
+
+/// The supplier's consumers by member id, so that a producer can send
+/// offsets with a consumer's librdkafka group metadata.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    consumers: Mutex<HashMap<String, Weak<Native>>>,
+}
+
+impl Registry {
+    pub(crate) fn group_metadata(&self, member_id: &str) -> Option<ConsumerGroupMetadata> {
+        let consumers = self.consumers.lock().ok()?;
+        consumers.get(member_id)?.upgrade()?.group_metadata()
+    }
+
+    fn insert(&self, member_id: &str, consumer: &Arc<Native>) {
+        if let Ok(mut consumers) = self.consumers.lock() {
+            consumers.retain(|_, c| c.strong_count() > 0);
+            consumers.insert(member_id.to_owned(), Arc::downgrade(consumer));
+        }
+    }
+
+    fn remove(&self, member_id: &str) {
+        if let Ok(mut consumers) = self.consumers.lock() {
+            consumers.remove(member_id);
+        }
+    }
+}
+
+/// Settings of a consumer besides librdkafka's.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) client: String,
+    pub(crate) member_id: String,
+    pub(crate) group_id: Option<String>,
+    pub(crate) max_poll_records: usize,
+    pub(crate) poll_timeout: Duration,
+    pub(crate) api_timeout: Duration,
+    pub(crate) earliest: bool,
+}
+
+/// A consumer on a real cluster. See the [module docs](self).
+pub struct KafkaConsumer {
+    inner: Option<Arc<Native>>,
+    settings: Settings,
+    registry: Arc<Registry>,
+    subscribed: bool,
+    manual: bool,
+    generation: i32,
+    joined: bool,
+    /// A revocation reported, to act on at the next poll.
+    pending_unassign: bool,
+    /// Positions set by `seek`, with librdkafka's position at the time.
+    sought: HashMap<TopicPartition, (i64, Option<i64>)>,
+    /// Where a partition's reading starts, until a record is read.
+    starts: HashMap<TopicPartition, i64>,
+    /// Assigned or sought outside a group since the last poll.
+    fresh: bool,
+    paused: BTreeSet<TopicPartition>,
+    topics: HashMap<String, Arc<str>>,
+}
+
+impl std::fmt::Debug for KafkaConsumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaConsumer")
+            .field("client", &self.settings.client)
+            .field("group_id", &self.settings.group_id)
+            .field("member_id", &self.settings.member_id)
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KafkaConsumer {
+    pub(crate) fn new(
+        config: &rdkafka::ClientConfig,
+        settings: Settings,
+        registry: Arc<Registry>,
+    ) -> Result<Self> {
+        let inner: Native = config
+            .create_with_context(RebalanceContext::default())
+            .map_err(|e| {
+                client_error(
+                    &settings.client,
+                    settings.api_timeout,
+                    "creating the consumer",
+                    None,
+                    e,
+                )
+            })?;
+        let inner = Arc::new(inner);
+        registry.insert(&settings.member_id, &inner);
+        Ok(KafkaConsumer {
+            inner: Some(inner),
+            settings,
+            registry,
+            subscribed: false,
+            manual: false,
+            generation: 0,
+            joined: false,
+            pending_unassign: false,
+            sought: HashMap::new(),
+            starts: HashMap::new(),
+            fresh: false,
+            paused: BTreeSet::new(),
+            topics: HashMap::new(),
+        })
+    }
+
+    fn native(&self, operation: &'static str) -> Result<&Arc<Native>> {
+        self.inner
+            .as_ref()
+            .ok_or_else(|| ClientError::InvalidState {
+                client: self.settings.client.clone(),
+                operation,
+                state: "closed".to_owned(),
+                hint: "create a new consumer",
+            })
+    }
+
+    fn error(&self, operation: &str, tp: Option<&TopicPartition>, err: KafkaError) -> ClientError {
+        client_error(
+            &self.settings.client,
+            self.settings.api_timeout,
+            operation,
+            tp.map(|tp| (tp.topic.as_str(), Some(tp.partition))),
+            err,
+        )
+    }
+
+    fn timeout_ms(&self) -> i64 {
+        i64::try_from(self.settings.api_timeout.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// librdkafka's position of every assigned partition that has one.
+    fn native_positions(&self) -> HashMap<TopicPartition, i64> {
+        let Some(inner) = &self.inner else {
+            return HashMap::new();
+        };
+        let Ok(tpl) = inner.position() else {
+            return HashMap::new();
+        };
+        tpl.elements()
+            .iter()
+            .filter_map(|e| match e.offset() {
+                Offset::Offset(o) => Some((TopicPartition::new(e.topic(), e.partition()), o)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn record(&mut self, m: &BorrowedMessage<'_>) -> ConsumerRecord {
+        let topic = self
+            .topics
+            .entry(m.topic().to_owned())
+            .or_insert_with(|| Arc::from(m.topic()))
+            .clone();
+        let (timestamp, timestamp_type) = match m.timestamp() {
+            Timestamp::CreateTime(t) => (t, TimestampType::CreateTime),
+            Timestamp::LogAppendTime(t) => (t, TimestampType::LogAppendTime),
+            Timestamp::NotAvailable => (-1, TimestampType::CreateTime),
+        };
+        let headers = m
+            .headers()
+            .map(|hs| {
+                hs.iter()
+                    .map(|h| Header {
+                        key: h.key.to_owned(),
+                        value: h.value.map(Bytes::copy_from_slice),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        ConsumerRecord {
+            topic,
+            partition: m.partition(),
+            offset: m.offset(),
+            timestamp,
+            timestamp_type,
+            key: m.key().map(Bytes::copy_from_slice),
+            value: m.payload().map(Bytes::copy_from_slice),
+            headers,
+            leader_epoch: -1,
+        }
+    }
+
+    /// Whether some assigned partition has records past its position.
+    fn lagging(&mut self) -> Result<bool> {
+        let assigned = self.assignment();
+        if assigned.is_empty() {
+            return Ok(false);
+        }
+        let ends = self.end_offsets(&assigned)?;
+        for tp in &assigned {
+            if self.paused.contains(tp) {
+                continue;
+            }
+            let pos = self.position(tp)?;
+            if ends.get(tp).is_some_and(|&end| pos < end) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn take_event(&self) -> Option<Event> {
+        self.inner
+            .as_ref()
+            .and_then(|c| c.context().events.lock().ok()?.pop_front())
+    }
+}
+
+impl Consumer for KafkaConsumer {
+    fn assign(&mut self, partitions: &[TopicPartition]) -> Result<()> {
+        let inner = self.native("assign")?.clone();
+        let mut tpl = TopicPartitionList::with_capacity(partitions.len());
+        for tp in partitions {
+            tpl.add_partition(&tp.topic, tp.partition);
+        }
+        inner
+            .assign(&tpl)
+            .map_err(|e| self.error("assign", partitions.first(), e))?;
+        drop(tpl);
+        self.manual = !partitions.is_empty();
+        self.sought.clear();
+        self.starts.clear();
+        self.paused.clear();
+        self.fresh = self.manual;
+        Ok(())
+    }
+
+    fn subscribe(
+        &mut self,
+        topics: &[String],
+        _assignor: Arc<dyn PartitionAssignor>,
+    ) -> Result<()> {
+        if self.settings.group_id.is_none() {
+            return Err(ClientError::InvalidState {
+                client: self.settings.client.clone(),
+                operation: "subscribe",
+                state: "without a group.id".to_owned(),
+                hint: "set group.id in the consumer's config",
+            });
+        }
+        let inner = self.native("subscribe")?.clone();
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        inner
+            .subscribe(&names)
+            .map_err(|e| self.error("subscribe", None, e))?;
+        self.subscribed = true;
+        Ok(())
+    }
+
+    fn poll(&mut self) -> Result<Polled> {
+        let inner = self.native("poll")?.clone();
+        if !self.subscribed && !self.manual {
+            return Err(ClientError::InvalidState {
+                client: self.settings.client.clone(),
+                operation: "poll",
+                state: "neither subscribed nor assigned".to_owned(),
+                hint: "subscribe or assign partitions first",
+            });
+        }
+        if self.pending_unassign {
+            self.pending_unassign = false;
+            inner
+                .unassign()
+                .map_err(|e| self.error("unassign after a revocation", None, e))?;
+            self.sought.clear();
+            self.starts.clear();
+            self.paused.clear();
+        }
+        let mut wait = self.settings.poll_timeout;
+        let mut until_caught_up = false;
+        if self.fresh {
+            self.fresh = false;
+            if self.lagging()? {
+                wait = self.settings.api_timeout;
+                until_caught_up = true;
+            }
+        }
+        let deadline = Instant::now() + wait;
+        let mut records = Vec::new();
+        loop {
+            let slice = if records.is_empty() {
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(if until_caught_up {
+                        self.settings.poll_timeout
+                    } else {
+                        wait
+                    })
+            } else {
+                Duration::ZERO
+            };
+            match inner.poll(slice) {
+                Some(Ok(m)) => {
+                    let r = self.record(&m);
+                    drop(m);
+                    let tp = TopicPartition::new(&*r.topic, r.partition);
+                    self.sought.remove(&tp);
+                    self.starts.remove(&tp);
+                    records.push(r);
+                    if records.len() >= self.settings.max_poll_records {
+                        break;
+                    }
+                    continue;
+                }
+                Some(Err(KafkaError::PartitionEOF(_))) => {}
+                Some(Err(e)) => {
+                    // Fetch errors of one partition (an offset out of range
+                    // with no reset) and fatal errors end the poll.
+                    return Err(self.error("poll", None, e));
+                }
+                None => {}
+            }
+            if let Some(event) = self.take_event() {
+                let rebalance = match event {
+                    Event::Assigned(partitions) => {
+                        self.generation += 1;
+                        self.joined = true;
+                        self.sought.clear();
+                        self.starts.clear();
+                        self.paused.clear();
+                        Rebalance::Assigned {
+                            partitions,
+                            user_data: Bytes::new(),
+                            generation: self.generation,
+                        }
+                    }
+                    Event::Revoked(partitions) => {
+                        self.pending_unassign = true;
+                        return Ok(Polled {
+                            records: Vec::new(),
+                            rebalance: Some(Rebalance::Revoked(partitions)),
+                        });
+                    }
+                    Event::Lost(partitions) => {
+                        self.joined = false;
+                        return Ok(Polled {
+                            records: Vec::new(),
+                            rebalance: Some(Rebalance::Lost(partitions)),
+                        });
+                    }
+                };
+                return Ok(Polled {
+                    records,
+                    rebalance: Some(rebalance),
+                });
+            }
+            if !records.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            if until_caught_up && !self.lagging()? {
+                break;
+            }
+        }
+        Ok(Polled {
+            records,
+            rebalance: None,
+        })
+    }
+
+    fn assignment(&self) -> Vec<TopicPartition> {
+        self.inner
+            .as_ref()
+            .and_then(|c| c.assignment().ok())
+            .map(|tpl| partitions_of(&tpl))
+            .unwrap_or_default()
+    }
+
+    fn position(&mut self, partition: &TopicPartition) -> Result<i64> {
+        let native = self.native_positions().get(partition).copied();
+        if let Some(&(offset, at_seek)) = self.sought.get(partition) {
+            return Ok(match native {
+                // librdkafka read on since the seek (data or control records).
+                Some(n) if Some(n) != at_seek => n,
+                _ => offset,
+            });
+        }
+        if let Some(n) = native {
+            return Ok(n);
+        }
+        if !self.assignment().contains(partition) {
+            return Err(ClientError::InvalidState {
+                client: self.settings.client.clone(),
+                operation: "position",
+                state: format!("without an assignment of {partition}"),
+                hint: "assign or subscribe to the partition first",
+            });
+        }
+        if let Some(&start) = self.starts.get(partition) {
+            return Ok(start);
+        }
+        // Nothing read yet: reading starts at the committed offset, else
+        // where auto.offset.reset says.
+        let committed = if self.settings.group_id.is_some() {
+            self.committed(partition)?
+        } else {
+            None
+        };
+        let start = match committed {
+            Some(c) => c,
+            None => {
+                let inner = self.native("position")?;
+                let (low, high) = inner
+                    .fetch_watermarks(
+                        &partition.topic,
+                        partition.partition,
+                        self.settings.api_timeout,
+                    )
+                    .map_err(|e| self.error("position", Some(partition), e))?;
+                if self.settings.earliest { low } else { high }
+            }
+        };
+        self.starts.insert(partition.clone(), start);
+        Ok(start)
+    }
+
+    fn seek(&mut self, partition: &TopicPartition, offset: i64) -> Result<()> {
+        let inner = self.native("seek")?.clone();
+        let before = self.native_positions().get(partition).copied();
+        let sought = inner.seek(
+            &partition.topic,
+            partition.partition,
+            Offset::Offset(offset),
+            self.settings.api_timeout,
+        );
+        if let Err(e) = sought {
+            if !self.manual {
+                return Err(self.error("seek", Some(partition), e));
+            }
+            // A partition assigned a moment ago may not be fetching yet:
+            // assign again with the offset.
+            let assigned = self.assignment();
+            let positions = self.native_positions();
+            let mut tpl = TopicPartitionList::with_capacity(assigned.len());
+            for tp in &assigned {
+                let at = if tp == partition {
+                    Offset::Offset(offset)
+                } else {
+                    self.sought
+                        .get(tp)
+                        .map(|s| s.0)
+                        .or_else(|| positions.get(tp).copied())
+                        .map_or(Offset::Stored, Offset::Offset)
+                };
+                tpl.add_partition_offset(&tp.topic, tp.partition, at)
+                    .map_err(|e| self.error("seek", Some(tp), e))?;
+            }
+            inner
+                .assign(&tpl)
+                .map_err(|e| self.error("seek", Some(partition), e))?;
+        }
+        self.sought.insert(partition.clone(), (offset, before));
+        self.fresh = self.manual;
+        Ok(())
+    }
+
+    fn pause(&mut self, partitions: &[TopicPartition], paused: bool) {
+        let Some(inner) = &self.inner else {
+            return;
+        };
+        let mut tpl = TopicPartitionList::with_capacity(partitions.len());
+        for tp in partitions {
+            tpl.add_partition(&tp.topic, tp.partition);
+        }
+        let done = if paused {
+            inner.pause(&tpl)
+        } else {
+            inner.resume(&tpl)
+        };
+        if done.is_ok() {
+            for tp in partitions {
+                if paused {
+                    self.paused.insert(tp.clone());
+                } else {
+                    self.paused.remove(tp);
+                }
+            }
+        }
+    }
+
+    fn commit(&mut self, offsets: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+        let group = self
+            .settings
+            .group_id
+            .clone()
+            .ok_or_else(|| ClientError::InvalidState {
+                client: self.settings.client.clone(),
+                operation: "commit",
+                state: "without a group.id".to_owned(),
+                hint: "set group.id in the consumer's config",
+            })?;
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let inner = self.native("commit")?.clone();
+        let mut tpl = TopicPartitionList::with_capacity(offsets.len());
+        for (tp, offset) in offsets {
+            tpl.add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
+                .map_err(|e| self.error("commit", Some(tp), e))?;
+        }
+        let result = inner.commit(&tpl, CommitMode::Sync);
+        drop(tpl);
+        result.map_err(|e| match code_of(&e) {
+            Some(c) if is_stale_member(c) || c == RDKafkaErrorCode::State => {
+                ClientError::CommitFailed {
+                    group,
+                    detail: e.to_string(),
+                }
+            }
+            _ => self.error("commit", offsets.keys().next(), e),
+        })
+    }
+
+    fn committed(&self, partition: &TopicPartition) -> Result<Option<i64>> {
+        if self.settings.group_id.is_none() {
+            return Err(ClientError::InvalidState {
+                client: self.settings.client.clone(),
+                operation: "committed",
+                state: "without a group.id".to_owned(),
+                hint: "set group.id in the consumer's config",
+            });
+        }
+        let inner = self.native("committed")?;
+        let mut tpl = TopicPartitionList::with_capacity(1);
+        tpl.add_partition(&partition.topic, partition.partition);
+        // The list is dropped here, before the consumer can be: a list
+        // from committed() that outlives its consumer hangs the drop.
+        let answer = inner
+            .committed_offsets(tpl, self.settings.api_timeout)
+            .map_err(|e| self.error("committed", Some(partition), e))?;
+        let offset = answer
+            .find_partition(&partition.topic, partition.partition)
+            .map(|e| e.offset());
+        drop(answer);
+        Ok(match offset {
+            Some(Offset::Offset(o)) => Some(o),
+            _ => None,
+        })
+    }
+
+    fn end_offsets(&self, partitions: &[TopicPartition]) -> Result<BTreeMap<TopicPartition, i64>> {
+        let inner = self.native("end_offsets")?;
+        let mut out = BTreeMap::new();
+        for tp in partitions {
+            // The ListOffsets request carries the consumer's isolation
+            // level: under read_committed the high end is the last stable
+            // offset.
+            let (_, high) = inner
+                .fetch_watermarks(&tp.topic, tp.partition, self.settings.api_timeout)
+                .map_err(|e| match code_of(&e) {
+                    Some(RDKafkaErrorCode::OperationTimedOut) => ClientError::Timeout {
+                        operation: format!("{}: end offset of {tp}", self.settings.client),
+                        timeout_ms: self.timeout_ms(),
+                    },
+                    _ => self.error("end_offsets", Some(tp), e),
+                })?;
+            out.insert(tp.clone(), high);
+        }
+        Ok(out)
+    }
+
+    fn group_metadata(&self) -> Option<GroupMetadata> {
+        let group_id = self.settings.group_id.clone()?;
+        if !self.joined {
+            return None;
+        }
+        Some(GroupMetadata {
+            group_id,
+            generation: self.generation,
+            member_id: self.settings.member_id.clone(),
+        })
+    }
+
+    fn close(&mut self, _leave_group: bool) {
+        // librdkafka's close always leaves the group (without a
+        // group.instance.id): a closed member is gone at once.
+        if let Some(inner) = self.inner.take() {
+            inner.context().closing.store(true, Ordering::SeqCst);
+            if std::mem::take(&mut self.pending_unassign) {
+                let _ = inner.unassign();
+            }
+            self.registry.remove(&self.settings.member_id);
+            drop(inner);
+        }
+    }
+}
+
+impl Drop for KafkaConsumer {
+    fn drop(&mut self) {
+        self.close(true);
+    }
+}

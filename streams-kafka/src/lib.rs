@@ -1,0 +1,232 @@
+//! The client API (`streams-clients`) over rdkafka, so that the
+//! `KafkaStreams` runtime of `streams-core`, which knows only that API,
+//! runs on a real Kafka cluster. The simulated cluster's supplier
+//! (`streams-broker`'s `SimulatedClients`) runs the same runtime in tests
+//! on a mock clock; this one runs it in real time, through librdkafka.
+//!
+//! Why a crate of its own: rdkafka builds librdkafka from C sources (about
+//! four minutes cold on two cores) and links it; users of the
+//! `TopologyTestDriver` and of the simulated cluster never compile it.
+//! Add it only to the binary that goes to production.
+//!
+//! - [`KafkaClients`]: the [`ClientSupplier`], from a `bootstrap.servers`
+//!   and extra librdkafka settings; Kafka's configuration names are mapped
+//!   to librdkafka's ([`config`]).
+//! - [`KafkaProducer`]: sends, flushes that return the metadata in send
+//!   order, and transactions (`exactly_once_v2`).
+//! - [`KafkaConsumer`]: group subscription with rebalances reported by
+//!   `poll`, manual assignment, seeks, commits, end offsets (the last
+//!   stable offset under `read_committed`).
+//! - [`KafkaAdmin`]: topics, partition counts, delete-records.
+//!
+//! What works and what does not, compared with Kafka Streams:
+//! - The rebalance protocol is Kafka's classic consumer-group protocol
+//!   with librdkafka's eager `range` assignor: librdkafka cannot run a
+//!   custom assignor, so Kafka Streams' `stream` assignor does not run and
+//!   a `Rebalance::Assigned` carries no task lists. The runtime then
+//!   derives its active tasks from the partitions it got: every task whose
+//!   input partitions are all assigned to it. Range assignment gives
+//!   partition `p` of every subscribed topic with the same partition count
+//!   to the same member, so a task that reads co-partitioned topics (a
+//!   join) gets all of its inputs.
+//! - So there are no standby replicas and no sticky task assignment: a
+//!   rebalance may move a stateful task, which then restores its stores
+//!   from the changelog; `num.standby.replicas` is ignored.
+//! - `exactly_once_v2` uses librdkafka's transactional producer with the
+//!   consumer's group metadata; `at_least_once` commits after the
+//!   producer's acknowledgements.
+//! - librdkafka leaves the group on close (there is no close without
+//!   leave-group short of `group.instance.id`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use streams_core::runtime::KafkaStreams;
+//! use streams_core::{StreamsBuilder, StreamsConfig};
+//! use streams_kafka::KafkaClients;
+//!
+//! let builder = StreamsBuilder::new();
+//! builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count().to_stream().to("counts");
+//! let clients = Arc::new(KafkaClients::new("127.0.0.1:9092"));
+//! let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("word-count"), clients)?;
+//! app.start()?;
+//! loop {
+//!     app.step()?;
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod admin;
+pub mod config;
+pub mod consumer;
+mod error;
+pub mod producer;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use streams_clients::{
+    Admin, ClientConfig, ClientError, ClientSupplier, Clock, Consumer, Producer, Result,
+};
+
+pub use admin::KafkaAdmin;
+pub use consumer::KafkaConsumer;
+pub use producer::KafkaProducer;
+
+use crate::config::{Role, to_rdkafka};
+use crate::consumer::{Registry, Settings};
+
+/// The system clock: real clients live in real time.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+/// The rdkafka client supplier. See the [crate docs](crate).
+///
+/// ```no_run
+/// use streams_clients::{ClientConfig, ClientSupplier, ProducerRecord};
+/// use streams_kafka::KafkaClients;
+///
+/// let clients = KafkaClients::new("127.0.0.1:9092").with("linger.ms", "5");
+/// let mut producer = clients.producer(&ClientConfig::new())?;
+/// producer.send(ProducerRecord::new("words", "k", "hello"))?;
+/// assert_eq!(producer.flush()?.len(), 1);
+/// # Ok::<(), streams_clients::ClientError>(())
+/// ```
+#[derive(Debug)]
+pub struct KafkaClients {
+    bootstrap: String,
+    extra: BTreeMap<String, String>,
+    poll_timeout: Duration,
+    registry: Arc<Registry>,
+    members: AtomicUsize,
+}
+
+impl KafkaClients {
+    /// Clients of the cluster at `bootstrap_servers` (`host:port,...`).
+    pub fn new(bootstrap_servers: impl Into<String>) -> Self {
+        KafkaClients {
+            bootstrap: bootstrap_servers.into(),
+            extra: BTreeMap::new(),
+            poll_timeout: Duration::from_millis(100),
+            registry: Arc::new(Registry::default()),
+            members: AtomicUsize::new(0),
+        }
+    }
+
+    /// Adds a librdkafka setting for every client (by librdkafka's name;
+    /// a client's own config, by Kafka's names, wins).
+    #[must_use]
+    pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.extra.insert(name.into(), value.into());
+        self
+    }
+
+    /// How long a poll waits for a first record (default 100 ms): the
+    /// runtime's `step` takes about this long when there is nothing to do.
+    #[must_use]
+    pub fn poll_timeout(mut self, timeout: Duration) -> Self {
+        self.poll_timeout = timeout;
+        self
+    }
+
+    /// The bootstrap servers.
+    pub fn bootstrap_servers(&self) -> &str {
+        &self.bootstrap
+    }
+
+    fn api_timeout(config: &ClientConfig) -> Result<Duration> {
+        let ms = config.get_i64("default.api.timeout.ms", 30_000)?;
+        u64::try_from(ms)
+            .ok()
+            .filter(|&ms| ms > 0)
+            .map(Duration::from_millis)
+            .ok_or_else(|| ClientError::InvalidConfig {
+                name: "default.api.timeout.ms".to_owned(),
+                value: ms.to_string(),
+                reason: "expected a positive number of milliseconds".to_owned(),
+            })
+    }
+
+    fn client_name(config: &ClientConfig, kind: &str) -> String {
+        config
+            .get("client.id")
+            .map_or_else(|| format!("rdkafka-{kind}"), str::to_owned)
+    }
+}
+
+impl ClientSupplier for KafkaClients {
+    fn producer(&self, config: &ClientConfig) -> Result<Box<dyn Producer>> {
+        let native = to_rdkafka(Role::Producer, &self.bootstrap, &self.extra, config)?;
+        Ok(Box::new(KafkaProducer::new(
+            &native,
+            Self::client_name(config, "producer"),
+            Self::api_timeout(config)?,
+            self.registry.clone(),
+        )?))
+    }
+
+    fn consumer(&self, config: &ClientConfig) -> Result<Box<dyn Consumer>> {
+        let mut native = to_rdkafka(Role::Consumer, &self.bootstrap, &self.extra, config)?;
+        let max_poll_records = config.get_i64("max.poll.records", 500)?;
+        let max_poll_records = usize::try_from(max_poll_records)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| ClientError::InvalidConfig {
+                name: "max.poll.records".to_owned(),
+                value: max_poll_records.to_string(),
+                reason: "expected at least 1".to_owned(),
+            })?;
+        let reset = config.get("auto.offset.reset").unwrap_or("latest").trim();
+        let client = Self::client_name(config, "consumer");
+        let n = self.members.fetch_add(1, Ordering::Relaxed);
+        if config.get("group.id").is_none() {
+            // librdkafka assigns partitions only through a group handle:
+            // a consumer outside any group gets a group id of its own,
+            // never joined, committed to or read from.
+            native.set(
+                "group.id",
+                format!("streams-kafka-unjoined-{}-{n}", std::process::id()),
+            );
+            native.set("enable.auto.commit", "false");
+            native.set("enable.auto.offset.store", "false");
+        }
+        let settings = Settings {
+            member_id: format!("{client}#{n}"),
+            client,
+            group_id: config.get("group.id").map(str::to_owned),
+            max_poll_records,
+            poll_timeout: self.poll_timeout,
+            api_timeout: Self::api_timeout(config)?,
+            earliest: reset == "earliest",
+        };
+        Ok(Box::new(KafkaConsumer::new(
+            &native,
+            settings,
+            self.registry.clone(),
+        )?))
+    }
+
+    fn admin(&self, config: &ClientConfig) -> Result<Box<dyn Admin>> {
+        let native = to_rdkafka(Role::Admin, &self.bootstrap, &self.extra, config)?;
+        Ok(Box::new(KafkaAdmin::new(
+            &native,
+            Self::client_name(config, "admin"),
+            Self::api_timeout(config)?,
+        )?))
+    }
+
+    fn clock(&self) -> Arc<dyn Clock> {
+        Arc::new(SystemClock)
+    }
+}

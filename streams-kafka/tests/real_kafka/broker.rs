@@ -1,0 +1,133 @@
+//! The real broker of the run: `scripts/kafka-up --parent <pid>` at start,
+//! `scripts/kafka-down` when the guard drops (the same pattern as
+//! `streams-broker/tests/real_broker`).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// `Some("'java' not found on PATH")` when `java` or `mvn` is missing.
+pub(crate) fn missing_tools() -> Option<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let missing: Vec<String> = ["java", "mvn"]
+        .into_iter()
+        .filter(|tool| {
+            !std::env::split_paths(&path).any(|dir| {
+                let candidate = dir.join(tool);
+                std::fs::metadata(&candidate).is_ok_and(|m| {
+                    m.is_file()
+                        && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+                })
+            })
+        })
+        .map(|t| format!("'{t}'"))
+        .collect();
+    if missing.is_empty() {
+        None
+    } else {
+        Some(format!("{} not found on PATH", missing.join(" and ")))
+    }
+}
+
+/// The broker of this run; dropping it stops a broker it started.
+pub(crate) struct Broker {
+    root: PathBuf,
+    bootstrap: String,
+    owned: bool,
+}
+
+impl Broker {
+    /// `$KAFKA_BOOTSTRAP`, or a new broker from `scripts/kafka-up --parent
+    /// <this pid>` (its watchdog stops the broker if this process dies
+    /// without dropping the guard).
+    pub(crate) fn start(root: &Path) -> Result<Broker, String> {
+        if let Ok(addr) = std::env::var("KAFKA_BOOTSTRAP")
+            && !addr.is_empty()
+        {
+            return Ok(Broker {
+                root: root.to_path_buf(),
+                bootstrap: addr,
+                owned: false,
+            });
+        }
+        let mut child = Command::new(root.join("scripts/kafka-up"))
+            .arg("--parent")
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("could not run scripts/kafka-up: {e}"))?;
+        let mut out = child.stdout.take().ok_or("kafka-up: no stdout")?;
+        let mut err = child.stderr.take().ok_or("kafka-up: no stderr")?;
+        let out = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let err = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        // kafka-up has its own timeouts (KAFKA_UP_TIMEOUT, 180 s per wait).
+        let deadline = Instant::now() + Duration::from_secs(420);
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
+                Ok(None) => {
+                    let _ = child.kill(); // the process this function started
+                    let _ = child.wait();
+                    return Err("scripts/kafka-up did not finish in 420 s; killed it".to_owned());
+                }
+                Err(e) => return Err(format!("scripts/kafka-up: {e}")),
+            }
+        };
+        let bootstrap = out.join().unwrap_or_default().trim().to_owned();
+        let err = err.join().unwrap_or_default();
+        if !status.success() || bootstrap.is_empty() {
+            return Err(format!("scripts/kafka-up failed to start a broker:\n{err}"));
+        }
+        Ok(Broker {
+            root: root.to_path_buf(),
+            bootstrap,
+            owned: true,
+        })
+    }
+
+    /// The bootstrap address, `127.0.0.1:PORT`.
+    pub(crate) fn bootstrap(&self) -> &str {
+        &self.bootstrap
+    }
+
+    /// Whether this run started the broker (and so stops it).
+    pub(crate) fn owned(&self) -> bool {
+        self.owned
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        let status = Command::new(self.root.join("scripts/kafka-down"))
+            .arg(&self.bootstrap)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output();
+        match status {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => eprintln!(
+                "real_kafka: scripts/kafka-down {} failed:\n{}",
+                self.bootstrap,
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => eprintln!("real_kafka: could not run scripts/kafka-down: {e}"),
+        }
+    }
+}
