@@ -10,12 +10,25 @@
 //! The user data is text, one `name=value` line each (`process`,
 //! `thread`, `active`, `standby`; task lists as `0_1,1_0`), so that a
 //! rebalance can be read in a log.
+//!
+//! A client that cannot run this assignor (rdkafka: librdkafka runs only
+//! its built-in assignors, and `streams-kafka` uses the eager `range`
+//! one) assigns partitions with no user data. Then a thread's active
+//! tasks are derived from its partitions ([`tasks_from_partitions`]):
+//! every task whose input partitions are all assigned to it, and no
+//! standbys. Range assignment gives partition `p` of every subscribed
+//! topic with the same partition count to the same member, so a task that
+//! reads co-partitioned topics (a join, or a sub-topology that reads two
+//! topics) is assigned whole; a task whose partitions were split between
+//! members (topics of different partition counts in one sub-topology) runs
+//! nowhere until the next rebalance, which is why such topics must be
+//! co-partitioned.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use streams_clients::{Assignment, PartitionAssignor, Subscription};
+use streams_clients::{Assignment, PartitionAssignor, Subscription, TopicPartition};
 
 use crate::runtime::assignor::{
     KafkaStreamsState, StickyTaskAssignor, StreamThreadState, TaskAssignmentError, TaskInfo,
@@ -65,6 +78,40 @@ pub(crate) fn parse_lines(data: &[u8]) -> BTreeMap<String, String> {
 pub(crate) fn parse_tasks(text: Option<&String>) -> BTreeSet<TaskId> {
     text.map(|t| t.split(',').filter_map(|s| s.parse().ok()).collect())
         .unwrap_or_default()
+}
+
+/// The active tasks of a member assigned `partitions` without task
+/// lists: every task whose input partitions are all among them. See the
+/// [module docs](self).
+pub(crate) fn tasks_from_partitions(
+    metadata: &TopologyMetadata,
+    partitions: &[TopicPartition],
+) -> BTreeSet<TaskId> {
+    let assigned: BTreeSet<&TopicPartition> = partitions.iter().collect();
+    metadata
+        .tasks
+        .values()
+        .filter(|t| !t.partitions.is_empty() && t.partitions.iter().all(|tp| assigned.contains(tp)))
+        .map(|t| t.id)
+        .collect()
+}
+
+/// The active and standby tasks of an assignment: from the user data this
+/// assignor wrote, or, when there is none (a client that ran another
+/// assignor), derived from the partitions with no standbys.
+pub(crate) fn assigned_tasks(
+    metadata: &TopologyMetadata,
+    partitions: &[TopicPartition],
+    user_data: &[u8],
+) -> (BTreeSet<TaskId>, BTreeSet<TaskId>) {
+    if user_data.is_empty() {
+        return (tasks_from_partitions(metadata, partitions), BTreeSet::new());
+    }
+    let lines = parse_lines(user_data);
+    (
+        parse_tasks(lines.get("active")),
+        parse_tasks(lines.get("standby")),
+    )
 }
 
 impl PartitionAssignor for StreamsAssignor {
@@ -180,5 +227,77 @@ impl StreamsAssignor {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::metadata::TaskMetadata;
+
+    fn metadata() -> TopologyMetadata {
+        let task = |sub, p, topics: &[&str]| {
+            let id = TaskId::new(sub, p);
+            let partitions = topics
+                .iter()
+                .map(|t| TopicPartition::new(*t, i32::try_from(p).unwrap_or(0)))
+                .collect();
+            (
+                id,
+                TaskMetadata {
+                    id,
+                    partitions,
+                    changelogs: Vec::new(),
+                    stateful: false,
+                },
+            )
+        };
+        TopologyMetadata {
+            subtopologies: Vec::new(),
+            partitions: BTreeMap::from([
+                ("orders".to_owned(), 2),
+                ("customers".to_owned(), 2),
+                ("app-repartition".to_owned(), 2),
+            ]),
+            tasks: BTreeMap::from([
+                // Sub-topology 0 joins two co-partitioned topics.
+                task(0, 0, &["orders", "customers"]),
+                task(0, 1, &["orders", "customers"]),
+                task(1, 0, &["app-repartition"]),
+                task(1, 1, &["app-repartition"]),
+            ]),
+        }
+    }
+
+    #[test]
+    fn tasks_whose_partitions_are_all_assigned() {
+        let assigned = [
+            TopicPartition::new("orders", 0),
+            TopicPartition::new("customers", 0),
+            TopicPartition::new("orders", 1),
+            TopicPartition::new("app-repartition", 1),
+        ];
+        // 0_1 lacks customers-1: not a task of this member.
+        assert_eq!(
+            tasks_from_partitions(&metadata(), &assigned),
+            BTreeSet::from([TaskId::new(0, 0), TaskId::new(1, 1)])
+        );
+        assert_eq!(tasks_from_partitions(&metadata(), &[]), BTreeSet::new());
+    }
+
+    #[test]
+    fn user_data_wins_over_partitions() {
+        let assigned = [TopicPartition::new("app-repartition", 0)];
+        assert_eq!(
+            assigned_tasks(&metadata(), &assigned, b""),
+            (BTreeSet::from([TaskId::new(1, 0)]), BTreeSet::new())
+        );
+        assert_eq!(
+            assigned_tasks(&metadata(), &assigned, b"active=0_1\nstandby=1_0,1_1\n"),
+            (
+                BTreeSet::from([TaskId::new(0, 1)]),
+                BTreeSet::from([TaskId::new(1, 0), TaskId::new(1, 1)])
+            )
+        );
     }
 }

@@ -19,7 +19,7 @@ use crate::runtime::config::{ProcessingGuarantee, RuntimeConfig};
 use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::metadata::{TaskMetadata, TopologyMetadata};
 use crate::runtime::restore::{RestoreListener, Restorer};
-use crate::runtime::streams_assignor::{OwnedTasks, StreamsAssignor, parse_lines, parse_tasks};
+use crate::runtime::streams_assignor::{OwnedTasks, StreamsAssignor, assigned_tasks};
 use crate::runtime::task::{Task, changelog_partitions, to_raw};
 use crate::runtime::task_id::TaskId;
 use crate::topology::Topology;
@@ -334,11 +334,13 @@ impl StreamThread {
                 self.on_lost()?;
                 return Ok(outcome);
             }
-            Some(Rebalance::Assigned { user_data, .. }) => {
+            Some(Rebalance::Assigned {
+                partitions,
+                user_data,
+                ..
+            }) => {
                 outcome.rebalanced = true;
-                let lines = parse_lines(&user_data);
-                let active = parse_tasks(lines.get("active"));
-                let standby = parse_tasks(lines.get("standby"));
+                let (active, standby) = assigned_tasks(&self.metadata, &partitions, &user_data);
                 self.on_assigned(&active, &standby)?;
             }
             None => {}
