@@ -30,6 +30,7 @@
 
 pub mod app;
 pub mod cluster;
+pub mod connect;
 mod driver;
 mod example;
 pub mod fluent;
