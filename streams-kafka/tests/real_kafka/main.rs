@@ -1,5 +1,6 @@
 //! The client API over rdkafka, end to end against a real Kafka 4.4.0
-//! broker (issue 17): the client traits ([`clients`]).
+//! broker (issue 17): the client traits ([`clients`]) and the
+//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]).
 //!
 //! The binary starts ONE broker for the whole run (`scripts/kafka-up
 //! --parent <this pid>`) and stops it at the end (`scripts/kafka-down`),
@@ -16,6 +17,7 @@
 
 mod broker;
 mod clients;
+mod streams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,7 +42,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 6] = [
+const TRIALS: [(&str, TrialFn); 9] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -64,6 +66,18 @@ const TRIALS: [(&str, TrialFn); 6] = [
     (
         "clients::admin_topics_and_delete_records",
         clients::admin_topics_and_delete_records,
+    ),
+    (
+        "streams::word_count_one_instance",
+        streams::word_count_one_instance,
+    ),
+    (
+        "streams::word_count_exactly_once",
+        streams::word_count_exactly_once,
+    ),
+    (
+        "streams::word_count_two_instances",
+        streams::word_count_two_instances,
     ),
 ];
 

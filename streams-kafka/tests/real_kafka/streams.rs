@@ -1,0 +1,287 @@
+//! `KafkaStreams` on `KafkaClients` against the real broker: a word count
+//! over 3 partitions gives the `TopologyTestDriver`'s final counts for the
+//! same input, with one instance, under exactly-once, and with two
+//! instances sharing the tasks.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use libtest_mimic::Failed;
+use streams_clients::{
+    ClientConfig, ClientSupplier, Consumer, NewTopic, ProducerRecord, TopicPartition,
+};
+use streams_core::dsl::{Materialized, Produced};
+use streams_core::runtime::{KafkaStreams, State, TaskId};
+use streams_core::serde::{I64Serde, StringSerde};
+use streams_core::{StreamsBuilder, StreamsConfig, Topology};
+use streams_kafka::KafkaClients;
+use streams_test::TopologyTestDriver;
+
+use crate::Env;
+
+const PARTITIONS: i32 = 3;
+
+/// The lines every word count reads.
+const LINES: [&str; 12] = [
+    "all streams lead to kafka",
+    "hello kafka streams",
+    "join kafka summit",
+    "kafka streams on a real broker",
+    "the same topology in the driver",
+    "and on a real kafka broker",
+    "streams of words",
+    "words words words",
+    "a b c",
+    "c b a",
+    "hello again",
+    "kafka",
+];
+
+/// Kafka's `WordCountDemo` over `input`, writing `output`.
+fn topology(input: &str, output: &str) -> Result<Topology, Failed> {
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>(input)
+        .flat_map_values(|line: &String| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .group_by(|_, word| word.clone())
+        .count_with(Materialized::as_("counts-store"))
+        .to_stream()
+        .to_with(output, Produced::with(StringSerde, I64Serde));
+    Ok(builder.build()?)
+}
+
+/// The driver's final counts for [`LINES`].
+fn driver_counts() -> Result<BTreeMap<String, i64>, Failed> {
+    let driver = TopologyTestDriver::new(topology("lines", "counts")?)?;
+    let input = driver.create_input_topic("lines", StringSerde, StringSerde);
+    let output = driver.create_output_topic("counts", StringSerde, I64Serde);
+    for (i, line) in LINES.iter().enumerate() {
+        input.pipe_key_value(format!("line-{i}"), *line);
+    }
+    Ok(output.read_table().into_iter().collect())
+}
+
+/// The topics of one word count, with its lines produced.
+struct WordCount {
+    input: String,
+    output: String,
+    topology: Topology,
+    clients: Arc<KafkaClients>,
+}
+
+impl WordCount {
+    fn new(env: &Env, name: &str) -> Result<WordCount, Failed> {
+        let input = env.name(&format!("{name}-lines"));
+        let output = env.name(&format!("{name}-counts"));
+        let clients = Arc::new(KafkaClients::new(&env.bootstrap));
+        let mut admin = clients.admin(&ClientConfig::new())?;
+        admin.create_topic(&NewTopic::new(&input, PARTITIONS))?;
+        admin.create_topic(&NewTopic::new(&output, PARTITIONS))?;
+        let mut producer = clients.producer(&ClientConfig::new())?;
+        for (i, line) in LINES.iter().enumerate() {
+            producer.send(ProducerRecord::new(&input, format!("line-{i}"), *line))?;
+        }
+        let landed = producer.flush()?;
+        let used: std::collections::BTreeSet<i32> = landed.iter().map(|m| m.partition).collect();
+        assert_eq!(used.len(), 3, "the lines spread over the 3 partitions");
+        Ok(WordCount {
+            topology: topology(&input, &output)?,
+            input,
+            output,
+            clients,
+        })
+    }
+
+    fn config(&self, app: &str, instance: &str) -> StreamsConfig {
+        StreamsConfig::new(app)
+            .with_property("client.id", instance)
+            .with_property("commit.interval.ms", "200")
+            .with_property("session.timeout.ms", "6000")
+    }
+
+    /// A reader of the whole output topic.
+    fn reader(&self, isolation: &str) -> Result<Box<dyn Consumer>, Failed> {
+        let mut reader = self.clients.consumer(
+            &ClientConfig::new()
+                .set("auto.offset.reset", "earliest")
+                .set("isolation.level", isolation),
+        )?;
+        let partitions: Vec<TopicPartition> = (0..PARTITIONS)
+            .map(|p| TopicPartition::new(&self.output, p))
+            .collect();
+        reader.assign(&partitions)?;
+        Ok(reader)
+    }
+}
+
+/// The latest count per word in what `reader` read so far.
+fn read_counts(
+    reader: &mut dyn Consumer,
+    counts: &mut BTreeMap<String, i64>,
+) -> Result<usize, Failed> {
+    let polled = reader.poll()?;
+    for r in &polled.records {
+        let key = String::from_utf8(r.key.as_deref().unwrap_or_default().to_vec())?;
+        let bytes: [u8; 8] = r
+            .value
+            .as_deref()
+            .unwrap_or_default()
+            .try_into()
+            .map_err(|_| format!("count of {key} is not 8 bytes"))?;
+        counts.insert(key, i64::from_be_bytes(bytes));
+    }
+    Ok(polled.records.len())
+}
+
+/// Steps `apps` in turn until the output has `expected` (or 60 s).
+fn run_until(
+    apps: &mut [&mut KafkaStreams],
+    reader: &mut dyn Consumer,
+    expected: &BTreeMap<String, i64>,
+) -> Result<(usize, Duration), Failed> {
+    let started = Instant::now();
+    let mut counts = BTreeMap::new();
+    let mut records = 0;
+    let mut steps = 0;
+    while &counts != expected {
+        if started.elapsed() > Duration::from_secs(60) {
+            let states: Vec<State> = apps.iter().map(|a| a.state()).collect();
+            return Err(format!(
+                "after 60 s and {steps} steps (states {states:?}), the output has {counts:?}, not {expected:?}"
+            )
+            .into());
+        }
+        for app in apps.iter_mut() {
+            app.step()?;
+        }
+        steps += 1;
+        records += read_counts(reader, &mut counts)?;
+    }
+    Ok((records, started.elapsed()))
+}
+
+fn all_tasks() -> Vec<TaskId> {
+    (0..2)
+        .flat_map(|s| (0..3).map(move |p| TaskId::new(s, p)))
+        .collect()
+}
+
+/// One instance, at-least-once: every task, and the driver's counts.
+pub(crate) fn word_count_one_instance(env: &Env) -> Result<(), Failed> {
+    let expected = driver_counts()?;
+    assert_eq!(expected.get("kafka"), Some(&6));
+    let wc = WordCount::new(env, "wc1")?;
+    let mut app = KafkaStreams::new(
+        &wc.topology,
+        wc.config(&env.name("wc1"), "a"),
+        wc.clients.clone(),
+    )?;
+    app.start()?;
+    let mut reader = wc.reader("read_uncommitted")?;
+    let (records, took) = run_until(&mut [&mut app], reader.as_mut(), &expected)?;
+    assert_eq!(app.state(), State::Running);
+    assert_eq!(app.active_tasks(), all_tasks());
+    assert!(app.standby_tasks().is_empty());
+    eprintln!(
+        "real_kafka: word count, one instance: {} words in {:.1} s ({records} output records)",
+        expected.len(),
+        took.as_secs_f64()
+    );
+    app.close()?;
+    assert_eq!(app.state(), State::NotRunning);
+    Ok(())
+}
+
+/// One instance under exactly_once_v2: read_committed sees the driver's
+/// counts, and the committed offsets are the input's ends.
+pub(crate) fn word_count_exactly_once(env: &Env) -> Result<(), Failed> {
+    let expected = driver_counts()?;
+    let wc = WordCount::new(env, "wc-eos")?;
+    let app_id = env.name("wc-eos");
+    let config = wc
+        .config(&app_id, "a")
+        .with_property("processing.guarantee", "exactly_once_v2");
+    let mut app = KafkaStreams::new(&wc.topology, config, wc.clients.clone())?;
+    app.start()?;
+    let mut reader = wc.reader("read_committed")?;
+    let (records, took) = run_until(&mut [&mut app], reader.as_mut(), &expected)?;
+    app.close()?;
+    eprintln!(
+        "real_kafka: word count, exactly_once_v2: {} words in {:.1} s ({records} output records)",
+        expected.len(),
+        took.as_secs_f64()
+    );
+    // The input offsets were committed with the transactions.
+    let group = wc
+        .clients
+        .consumer(&ClientConfig::new().set("group.id", &app_id))?;
+    let ends = group.end_offsets(
+        &(0..PARTITIONS)
+            .map(|p| TopicPartition::new(&wc.input, p))
+            .collect::<Vec<_>>(),
+    )?;
+    for (tp, end) in ends {
+        assert_eq!(group.committed(&tp)?, Some(end), "committed offset of {tp}");
+    }
+    Ok(())
+}
+
+/// Two instances share the tasks (range assignment: each gets some, none
+/// twice) and together give the driver's counts.
+pub(crate) fn word_count_two_instances(env: &Env) -> Result<(), Failed> {
+    let expected = driver_counts()?;
+    let wc = WordCount::new(env, "wc2")?;
+    let app_id = env.name("wc2");
+    let mut a = KafkaStreams::new(&wc.topology, wc.config(&app_id, "a"), wc.clients.clone())?;
+    let mut b = KafkaStreams::new(&wc.topology, wc.config(&app_id, "b"), wc.clients.clone())?;
+    a.start()?;
+    b.start()?;
+    // Both join before the lines are counted to the end: step until both
+    // run with tasks.
+    let started = Instant::now();
+    while !(a.state() == State::Running
+        && b.state() == State::Running
+        && a.active_tasks().len() + b.active_tasks().len() == 6)
+    {
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "no shared assignment after 60 s: a {:?} {:?}, b {:?} {:?}",
+                a.state(),
+                a.active_tasks(),
+                b.state(),
+                b.active_tasks()
+            )
+            .into());
+        }
+        a.step()?;
+        b.step()?;
+    }
+    let mut reader = wc.reader("read_uncommitted")?;
+    let (records, took) = run_until(&mut [&mut a, &mut b], reader.as_mut(), &expected)?;
+    let (ta, tb) = (a.active_tasks(), b.active_tasks());
+    assert!(!ta.is_empty() && !tb.is_empty(), "a {ta:?}, b {tb:?}");
+    let mut all: Vec<TaskId> = ta.iter().chain(&tb).copied().collect();
+    all.sort();
+    assert_eq!(all, all_tasks());
+    let names = |ts: &[TaskId]| {
+        ts.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    eprintln!(
+        "real_kafka: word count, two instances (a {}, b {}): {} words in {:.1} s ({records} output records)",
+        names(&ta),
+        names(&tb),
+        expected.len(),
+        took.as_secs_f64()
+    );
+    a.close()?;
+    b.close()?;
+    Ok(())
+}
