@@ -696,8 +696,4 @@ impl SinkTask for RecordingSink {
     fn stop(&mut self) {
         self.stopped = true;
     }
-
-    fn class_name(&self) -> String {
-        "streams_test::connect::RecordingSink".to_owned()
-    }
 }
