@@ -419,8 +419,10 @@ mod threads {
     use super::*;
 
     /// An instance of 2 stream threads and one of 1 share 8 tasks by
-    /// thread count (Kafka's assignor balances tasks per thread), each
-    /// thread has its own share, and the counts equal the model's.
+    /// thread count (Kafka's assignor balances tasks per thread, so the
+    /// 2-thread instance keeps about twice the tasks), each thread has its
+    /// own share and its own group member, and the counts equal the
+    /// model's.
     #[test]
     fn two_threads_take_twice_the_tasks_of_one() {
         let lines = [
@@ -436,14 +438,25 @@ mod threads {
             config().with_property("num.stream.threads", "2"),
         )
         .unwrap();
-        app.start("b", &word_count(), config()).unwrap();
-        send_lines(&app, &lines, 0);
-        app.run_until_idle().unwrap();
         let thread = |name: &str, active: &[(u32, u32)]| ThreadMetadata {
             thread_name: name.to_owned(),
             active_tasks: tasks(active),
             standby_tasks: Vec::new(),
         };
+        app.run_until_idle().unwrap();
+        // Alone, a's two threads take 4 tasks each.
+        assert_eq!(
+            app.instance("a").unwrap().threads(),
+            [
+                thread("a-StreamThread-1", &[(0, 0), (0, 2), (1, 0), (1, 1)]),
+                thread("a-StreamThread-2", &[(0, 1), (0, 3), (1, 2), (1, 3)]),
+            ]
+        );
+        app.start("b", &word_count(), config()).unwrap();
+        send_lines(&app, &lines, 0);
+        app.run_until_idle().unwrap();
+        // b joins: a keeps its share by thread count, ceil(8 x 2 / 3) = 6
+        // (Kafka 4.4's StickyTaskAssignor), 3 a thread; b's thread takes 2.
         let (a, b) = (app.instance("a").unwrap(), app.instance("b").unwrap());
         assert_eq!(
             a.threads(),
