@@ -132,6 +132,22 @@ impl Admin for KafkaAdmin {
                 }
             }
         }
+        // The controller has the topic; wait until the metadata shows it
+        // (as Kafka Streams' InternalTopicManager does), so that a
+        // partition count or a subscription right after sees it.
+        let deadline = Instant::now() + self.timeout;
+        while self.partition_count(&topic.name)? != Some(topic.partitions) {
+            if Instant::now() > deadline {
+                return Err(ClientError::Timeout {
+                    operation: format!(
+                        "{}: waiting for the metadata of the new topic {}",
+                        self.client, topic.name
+                    ),
+                    timeout_ms: i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         Ok(())
     }
 

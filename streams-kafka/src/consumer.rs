@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -125,6 +125,26 @@ impl ConsumerContext for RebalanceContext {
 
 type Native = BaseConsumer<RebalanceContext>;
 
+/// Whether a fetch error is one librdkafka recovers from by itself.
+fn transient(code: RDKafkaErrorCode) -> bool {
+    matches!(
+        code,
+        RDKafkaErrorCode::UnknownTopicOrPartition
+            | RDKafkaErrorCode::UnknownTopic
+            | RDKafkaErrorCode::UnknownPartition
+            | RDKafkaErrorCode::LeaderNotAvailable
+            | RDKafkaErrorCode::NotLeaderForPartition
+            | RDKafkaErrorCode::FencedLeaderEpoch
+            | RDKafkaErrorCode::UnknownLeaderEpoch
+            | RDKafkaErrorCode::NotCoordinator
+            | RDKafkaErrorCode::CoordinatorNotAvailable
+            | RDKafkaErrorCode::BrokerTransportFailure
+            | RDKafkaErrorCode::AllBrokersDown
+            | RDKafkaErrorCode::RequestTimedOut
+            | RDKafkaErrorCode::OperationTimedOut
+    )
+}
+
 /// The supplier's consumers by member id, so that a producer can send
 /// offsets with a consumer's librdkafka group metadata.
 #[derive(Debug, Default)]
@@ -167,6 +187,11 @@ pub(crate) struct Settings {
 /// A consumer on a real cluster. See the [module docs](self).
 pub struct KafkaConsumer {
     inner: Option<Arc<Native>>,
+    /// Asks for watermarks on connections of its own: the broker answers
+    /// one request per connection at a time, so a ListOffsets behind the
+    /// consumer's long-polling fetch would wait `fetch.wait.max.ms`.
+    offsets: OnceLock<Result<BaseConsumer, String>>,
+    offsets_config: rdkafka::ClientConfig,
     settings: Settings,
     registry: Arc<Registry>,
     subscribed: bool,
@@ -215,8 +240,15 @@ impl KafkaConsumer {
             })?;
         let inner = Arc::new(inner);
         registry.insert(&settings.member_id, &inner);
+        let mut offsets_config = config.clone();
+        offsets_config
+            .remove("group.id")
+            .remove("group.instance.id")
+            .set("enable.auto.commit", "false");
         Ok(KafkaConsumer {
             inner: Some(inner),
+            offsets: OnceLock::new(),
+            offsets_config,
             settings,
             registry,
             subscribed: false,
@@ -251,6 +283,27 @@ impl KafkaConsumer {
             tp.map(|tp| (tp.topic.as_str(), Some(tp.partition))),
             err,
         )
+    }
+
+    /// The low and high watermarks of `tp` (the high one is the last
+    /// stable offset under read_committed), asked on the side client.
+    fn watermarks(&self, tp: &TopicPartition) -> Result<(i64, i64)> {
+        self.native("end_offsets")?;
+        let side = self
+            .offsets
+            .get_or_init(|| self.offsets_config.create().map_err(|e| e.to_string()));
+        let side = side.as_ref().map_err(|e| ClientError::Implementation {
+            client: self.settings.client.clone(),
+            source: format!("creating the client that reads end offsets: {e}").into(),
+        })?;
+        side.fetch_watermarks(&tp.topic, tp.partition, self.settings.api_timeout)
+            .map_err(|e| match code_of(&e) {
+                Some(RDKafkaErrorCode::OperationTimedOut) => ClientError::Timeout {
+                    operation: format!("{}: end offset of {tp}", self.settings.client),
+                    timeout_ms: self.timeout_ms(),
+                },
+                _ => self.error("end_offsets", Some(tp), e),
+            })
     }
 
     fn timeout_ms(&self) -> i64 {
@@ -432,9 +485,13 @@ impl Consumer for KafkaConsumer {
                     continue;
                 }
                 Some(Err(KafkaError::PartitionEOF(_))) => {}
+                Some(Err(KafkaError::MessageConsumption(code))) if transient(code) => {
+                    // librdkafka retries these itself (a topic created a
+                    // moment ago, a leader moving), as Kafka's consumer does.
+                }
                 Some(Err(e)) => {
-                    // Fetch errors of one partition (an offset out of range
-                    // with no reset) and fatal errors end the poll.
+                    // An offset out of range with no reset, a refused
+                    // authorization, a fatal error: the poll fails.
                     return Err(self.error("poll", None, e));
                 }
                 None => {}
@@ -527,14 +584,7 @@ impl Consumer for KafkaConsumer {
         let start = match committed {
             Some(c) => c,
             None => {
-                let inner = self.native("position")?;
-                let (low, high) = inner
-                    .fetch_watermarks(
-                        &partition.topic,
-                        partition.partition,
-                        self.settings.api_timeout,
-                    )
-                    .map_err(|e| self.error("position", Some(partition), e))?;
+                let (low, high) = self.watermarks(partition)?;
                 if self.settings.earliest { low } else { high }
             }
         };
@@ -667,24 +717,12 @@ impl Consumer for KafkaConsumer {
     }
 
     fn end_offsets(&self, partitions: &[TopicPartition]) -> Result<BTreeMap<TopicPartition, i64>> {
-        let inner = self.native("end_offsets")?;
-        let mut out = BTreeMap::new();
-        for tp in partitions {
-            // The ListOffsets request carries the consumer's isolation
-            // level: under read_committed the high end is the last stable
-            // offset.
-            let (_, high) = inner
-                .fetch_watermarks(&tp.topic, tp.partition, self.settings.api_timeout)
-                .map_err(|e| match code_of(&e) {
-                    Some(RDKafkaErrorCode::OperationTimedOut) => ClientError::Timeout {
-                        operation: format!("{}: end offset of {tp}", self.settings.client),
-                        timeout_ms: self.timeout_ms(),
-                    },
-                    _ => self.error("end_offsets", Some(tp), e),
-                })?;
-            out.insert(tp.clone(), high);
-        }
-        Ok(out)
+        // The ListOffsets request carries the consumer's isolation level:
+        // under read_committed the high end is the last stable offset.
+        partitions
+            .iter()
+            .map(|tp| Ok((tp.clone(), self.watermarks(tp)?.1)))
+            .collect()
     }
 
     fn group_metadata(&self) -> Option<GroupMetadata> {
