@@ -37,6 +37,27 @@
 //!   producer's acknowledgements.
 //! - librdkafka leaves the group on close (there is no close without
 //!   leave-group short of `group.instance.id`).
+//! - `num.stream.threads` above one makes that many group members, stepped
+//!   in turn on the caller's thread as on the simulated cluster: a
+//!   `Topology` holds `Rc`s, so there are no OS threads per stream thread
+//!   yet.
+//! - Kafka's client configuration names reach librdkafka unchanged,
+//!   renamed where librdkafka spells them differently, or dropped where
+//!   they are Java-only ([`config`]); `security.protocol`, `sasl.*` and
+//!   `ssl.*` pass through.
+//!
+//! Real time: the clients' [`Clock`] is the system clock, and
+//! `KafkaStreams::step` is called in a loop; each poll waits up to
+//! [`KafkaClients::poll_timeout`] for records. End offsets are asked on a
+//! side client of each consumer, because a broker answers one request per
+//! connection at a time and a ListOffsets queued behind a long-polling
+//! fetch would wait `fetch.wait.max.ms`.
+//!
+//! Tested end to end against a real Kafka 4.4.0 broker (`tests/real_kafka`,
+//! which starts one with `scripts/kafka-up` when Java and Maven are there):
+//! the client traits, and a word count over 3 partitions whose output
+//! equals the `TopologyTestDriver`'s, with one instance, under
+//! `exactly_once_v2`, and with two instances sharing the tasks.
 //!
 //! ```no_run
 //! use std::sync::Arc;
