@@ -1,4 +1,4 @@
-//! The word count of [`word_count`](crate::word_count) run by the real
+//! The word count of [`word_count`] run by the real
 //! runtime, `KafkaStreams`, on the simulated cluster: two instances, `a`
 //! and `b`, share its 8 tasks (2 sub-topologies x 4 partitions); `b`
 //! crashes after it counted words it had not committed; its session
@@ -59,7 +59,7 @@ pub const UNCOMMITTED_LINES: [&str; 2] = ["Kafka Streams in Rust", "streams of r
 const CRASHED: &str = "b";
 const SURVIVOR: &str = "a";
 
-/// The topology: the word count of [`word_count`](crate::word_count).
+/// The topology: the word count of [`word_count`].
 ///
 /// # Errors
 /// None in practice; building a topology returns a `Result`.
