@@ -1,6 +1,8 @@
 //! Example topologies, each a function shared by its runnable program
 //! (under `bin/`, run with `cargo run --example <name>`) and its tests.
 //!
+//! - [`connect_dead_letter_queue`]: a sink connector whose transform fails
+//!   on one record, with `errors.tolerance=all` and a dead letter queue.
 //! - [`compacted_word_count`]: word count whose changelog is compacted on
 //!   the simulated broker and restored into a new driver.
 //! - [`tombstone_life`]: a GDPR tombstone's life on a compacted topic, with
@@ -28,6 +30,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod compacted_word_count;
+pub mod connect_dead_letter_queue;
 pub mod customer_addresses;
 pub mod orders;
 pub mod runtime_word_count;
