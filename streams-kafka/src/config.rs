@@ -52,6 +52,29 @@ pub const DROPPED: [&str; 9] = [
     "partition.assignment.strategy",
 ];
 
+/// Whether the value of configuration `name` is a secret (a password, a
+/// private key, a JAAS or OAuth config): it never appears in a `Debug`
+/// output or an error of this crate.
+pub fn is_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "password",
+        "secret",
+        "jaas",
+        "ssl.key.pem",
+        "oauthbearer.config",
+        "keystore.key",
+        "private",
+    ]
+    .iter()
+    .any(|s| name.contains(s))
+}
+
+/// `value` of `name` as it may be shown: `[redacted]` for a secret.
+pub fn shown<'a>(name: &str, value: &'a str) -> &'a str {
+    if is_secret(name) { "[redacted]" } else { value }
+}
+
 /// Which client a configuration is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -140,6 +163,21 @@ mod tests {
         assert_eq!(native.get("partitioner"), Some("murmur2_random"));
         let consumer = to_rdkafka(Role::Consumer, "x:1", &extra, &ClientConfig::new()).unwrap();
         assert_eq!(consumer.get("isolation.level"), Some("read_uncommitted"));
+    }
+
+    #[test]
+    fn secrets_are_never_shown() {
+        for name in [
+            "sasl.password",
+            "ssl.key.password",
+            "sasl.jaas.config",
+            "sasl.oauthbearer.client.secret",
+            "ssl.key.pem",
+        ] {
+            assert!(is_secret(name), "{name}");
+            assert_eq!(shown(name, "hunter2"), "[redacted]");
+        }
+        assert_eq!(shown("sasl.username", "alice"), "alice");
     }
 
     #[test]

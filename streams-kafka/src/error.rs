@@ -49,6 +49,13 @@ pub(crate) fn client_error(
     topic: Option<(&str, Option<i32>)>,
     err: KafkaError,
 ) -> ClientError {
+    if let KafkaError::ClientConfig(_, description, name, value) = &err {
+        return ClientError::InvalidConfig {
+            name: name.clone(),
+            value: crate::config::shown(name, value).to_owned(),
+            reason: description.replace(value.as_str(), crate::config::shown(name, value)),
+        };
+    }
     let code = code_of(&err);
     match code {
         Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic)
@@ -79,6 +86,15 @@ pub(crate) fn client_error(
             operation: format!("{client}: {operation} ({err})"),
             timeout_ms: i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX),
         },
+        Some(RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown) => {
+            ClientError::Implementation {
+                client: client.to_owned(),
+                source: format!(
+                    "{operation}: {err}: the cluster cannot be reached; check bootstrap.servers and that the brokers are up"
+                )
+                .into(),
+            }
+        }
         _ => ClientError::Implementation {
             client: client.to_owned(),
             source: format!("{operation}: {err}").into(),

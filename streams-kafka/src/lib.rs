@@ -78,6 +78,44 @@
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_secrets() {
+        let clients = KafkaClients::new("127.0.0.1:1")
+            .with("sasl.password", "hunter2")
+            .with("sasl.username", "alice");
+        let shown = format!("{clients:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("alice") && shown.contains("[redacted]"),
+            "{shown}"
+        );
+    }
+
+    /// An unreachable cluster is an error that says so within
+    /// `default.api.timeout.ms`, not a hang.
+    #[test]
+    fn unreachable_bootstrap_fails_in_time() {
+        let clients = KafkaClients::new("127.0.0.1:1");
+        let mut admin = clients
+            .admin(&ClientConfig::new().set("default.api.timeout.ms", "1000"))
+            .unwrap();
+        let started = std::time::Instant::now();
+        let err = admin.partition_count("words").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, ClientError::Timeout { .. })
+                || text.contains("the cluster cannot be reached; check bootstrap.servers"),
+            "{text}"
+        );
+        assert!(text.starts_with("rdkafka-admin: "), "{text}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
+
 pub mod admin;
 pub mod config;
 pub mod consumer;
@@ -112,7 +150,9 @@ impl Clock for SystemClock {
     }
 }
 
-/// The rdkafka client supplier. See the [crate docs](crate).
+/// The rdkafka client supplier. See the [crate docs](crate). Its `Debug`
+/// output shows secrets (`sasl.password`, `ssl.key.password`, ...) as
+/// `[redacted]`.
 ///
 /// ```no_run
 /// use streams_clients::{ClientConfig, ClientSupplier, ProducerRecord};
@@ -124,13 +164,27 @@ impl Clock for SystemClock {
 /// assert_eq!(producer.flush()?.len(), 1);
 /// # Ok::<(), streams_clients::ClientError>(())
 /// ```
-#[derive(Debug)]
 pub struct KafkaClients {
     bootstrap: String,
     extra: BTreeMap<String, String>,
     poll_timeout: Duration,
     registry: Arc<Registry>,
     members: AtomicUsize,
+}
+
+impl std::fmt::Debug for KafkaClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let extra: BTreeMap<&str, &str> = self
+            .extra
+            .iter()
+            .map(|(k, v)| (k.as_str(), config::shown(k, v)))
+            .collect();
+        f.debug_struct("KafkaClients")
+            .field("bootstrap", &self.bootstrap)
+            .field("extra", &extra)
+            .field("poll_timeout", &self.poll_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl KafkaClients {
