@@ -30,6 +30,14 @@
 //! as consumed) and fails the task under `none`, with a [`TaskError`]
 //! naming the topic, partition, offset and stage. The counts are
 //! Connect's task error metrics ([`errors::ErrorHandlingMetrics`]).
+//! The built-in converters and transforms only raise `DataException`s,
+//! so they are tolerated, never retried; a custom one that returns
+//! [`ConnectError::retriable`] is retried, as in Kafka. A retriable error
+//! from `put` is Kafka's other path: the worker redelivers the whole batch
+//! on a later poll (after [`SinkTaskContext::timeout`], if the task set
+//! one), without `errors.retry.timeout`; any other `put` error fails the
+//! task whatever the tolerance; a record the task reports as errant
+//! ([`SinkTaskContext::report`]) goes to the DLQ with stage `TASK_PUT`.
 //!
 //! A JSON value that does not parse, with `errors.tolerance=all` and a
 //! DLQ, on the simulated cluster:

@@ -869,3 +869,38 @@ mod nothing_is_lost {
         }
     }
 }
+
+#[test]
+fn a_serde_as_key_converter_reports_the_serdes_reason() -> TestResult {
+    use streams_connect::converter::SerdeConverter;
+    use streams_core::serde::{I64Serde, Serde};
+
+    let mut driver = SinkTestDriver::builder(props(&[]))
+        .key_converter(SerdeConverter::new(I64Serde, |n: i64| {
+            (Some(Schema::int64()), Value::Int64(n))
+        }))
+        .build(RecordingSink::new())?;
+    let orders = driver.input_topic("orders", StringSerde, StringSerde);
+    orders.pipe_raw(Some(&7i64.to_be_bytes()), Some(b"v"), &[])?;
+    orders.pipe_raw(Some(b"abc"), Some(b"v"), &[])?;
+    driver.run()?;
+    assert_eq!(driver.sink().records()[0].key, Value::Int64(7));
+    let reason = match I64Serde.deserialize("orders", b"abc") {
+        Ok(n) => format!("decoded {n}"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        driver.dead_letter_queue()?[0].headers,
+        context_headers(
+            1,
+            "KEY_CONVERTER",
+            "SerdeConverter<i64>",
+            DATA_EXCEPTION,
+            PARSE_FAILED,
+            &format!(
+                "{DATA_EXCEPTION}: {PARSE_FAILED}\nCaused by: {SERIALIZATION_EXCEPTION}: {reason}\n"
+            )
+        )
+    );
+    Ok(())
+}
