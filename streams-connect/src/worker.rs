@@ -676,7 +676,8 @@ impl<S: SinkTask> WorkerSinkTask<S> {
 
     /// Stops the task as Kafka's worker does: a record waiting for a retry
     /// is given up (skipped and reported), offsets of what was put are
-    /// committed, the sink task stops and the consumer leaves.
+    /// committed (also after a failure), the sink task stops and the
+    /// consumer leaves.
     ///
     /// # Errors
     /// The final commit failed.
@@ -689,11 +690,9 @@ impl<S: SinkTask> WorkerSinkTask<S> {
         if let Some(mut flight) = self.in_flight.take() {
             self.operator.stop_retrying(&mut flight.context, now);
         }
-        let result = if self.failed.is_none() {
-            self.commit_offsets(true)
-        } else {
-            Ok(())
-        };
+        // Kafka closes the partitions of a failed task too: what was put
+        // before the failure is committed.
+        let result = self.commit_offsets(true);
         self.operator.flush();
         self.task.stop();
         self.consumer.close(true);

@@ -904,3 +904,24 @@ fn a_serde_as_key_converter_reports_the_serdes_reason() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn a_failed_task_commits_what_it_put_before_the_failure_when_stopped() -> TestResult {
+    let mut driver = json_sink(&[("errors.tolerance", "none")]).build(RecordingSink::new())?;
+    let orders = driver.input_topic("orders", StringSerde, StringSerde);
+    orders.pipe_key_value("a", "{}")?;
+    assert_eq!(driver.run()?, PollOutcome::Idle);
+    orders.pipe_key_value("b", "{")?;
+    assert!(driver.run().is_err());
+    driver.stop()?;
+    // Offset 0 was put; offset 1 failed and is read again after a restart.
+    assert_eq!(
+        driver
+            .committed_offsets()
+            .values()
+            .copied()
+            .collect::<Vec<_>>(),
+        [1]
+    );
+    Ok(())
+}
