@@ -925,3 +925,39 @@ fn a_failed_task_commits_what_it_put_before_the_failure_when_stopped() -> TestRe
     );
     Ok(())
 }
+
+#[test]
+fn every_partition_is_read_and_the_dlq_names_the_partition() -> TestResult {
+    let mut driver = json_sink(&[]).partitions(3).build(RecordingSink::new())?;
+    for partition in 0..3 {
+        let input = driver
+            .input_topic("orders", StringSerde, StringSerde)
+            .to_partition(partition);
+        input.pipe_key_value("k", r#"{"ok":true}"#)?;
+        if partition == 2 {
+            input.pipe_key_value("k", "{")?;
+        }
+    }
+    driver.run()?;
+    let mut read: Vec<(i32, i64)> = driver
+        .sink()
+        .records()
+        .iter()
+        .map(|r| (r.kafka_partition, r.kafka_offset))
+        .collect();
+    read.sort_unstable();
+    assert_eq!(read, [(0, 0), (1, 0), (2, 0)]);
+    let dlq = driver.dead_letter_queue()?;
+    let errors = dlq[0].errors.as_ref().ok_or("no context headers")?;
+    assert_eq!((errors.partition, errors.offset), (2, 1));
+    driver.stop()?;
+    assert_eq!(
+        driver
+            .committed_offsets()
+            .values()
+            .copied()
+            .collect::<Vec<_>>(),
+        [1, 1, 2]
+    );
+    Ok(())
+}

@@ -260,6 +260,7 @@ impl<S: SinkTask> SinkTestDriver<S> {
         SinkInputTopic {
             cluster: self.cluster.clone(),
             topic: topic.to_owned(),
+            partition: None,
             key_serde: Box::new(key_serde),
             value_serde: Box::new(value_serde),
         }
@@ -379,6 +380,7 @@ impl<S: SinkTask> SinkTestDriver<S> {
 pub struct SinkInputTopic<K, V> {
     cluster: Cluster,
     topic: String,
+    partition: Option<i32>,
     key_serde: Box<dyn Serde<K>>,
     value_serde: Box<dyn Serde<V>>,
 }
@@ -392,6 +394,14 @@ impl<K, V> fmt::Debug for SinkInputTopic<K, V> {
 }
 
 impl<K: 'static, V: 'static> SinkInputTopic<K, V> {
+    /// The same producer, writing every record to `partition` instead of
+    /// the one Kafka's partitioner picks.
+    #[must_use]
+    pub fn to_partition(mut self, partition: i32) -> Self {
+        self.partition = Some(partition);
+        self
+    }
+
     /// Sends `key` = `value` at the clock's time.
     ///
     /// # Errors
@@ -434,6 +444,7 @@ impl<K: 'static, V: 'static> SinkInputTopic<K, V> {
             value.map(|v| v.to_vec().into()),
         )
         .timestamp(self.cluster.now_ms());
+        record.partition = self.partition;
         for (k, v) in headers {
             record.headers.push(match v {
                 Some(v) => Header::new(*k, v.to_vec()),
