@@ -42,7 +42,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 9] = [
+const TRIALS: [(&str, TrialFn); 10] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -78,6 +78,10 @@ const TRIALS: [(&str, TrialFn); 9] = [
     (
         "streams::word_count_two_instances",
         streams::word_count_two_instances,
+    ),
+    (
+        "streams::rebalance_restores_moved_state",
+        streams::rebalance_restores_moved_state,
     ),
 ];
 

@@ -4,7 +4,7 @@
 //! instances sharing the tasks.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::Failed;
@@ -12,7 +12,7 @@ use streams_clients::{
     ClientConfig, ClientSupplier, Consumer, NewTopic, ProducerRecord, TopicPartition,
 };
 use streams_core::dsl::{Materialized, Produced};
-use streams_core::runtime::{KafkaStreams, State, TaskId};
+use streams_core::runtime::{KafkaStreams, RecordingRestoreListener, Restoration, State, TaskId};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{StreamsBuilder, StreamsConfig, Topology};
 use streams_kafka::KafkaClients;
@@ -57,10 +57,15 @@ fn topology(input: &str, output: &str) -> Result<Topology, Failed> {
 
 /// The driver's final counts for [`LINES`].
 fn driver_counts() -> Result<BTreeMap<String, i64>, Failed> {
+    driver_counts_of(&LINES)
+}
+
+/// The driver's final counts for `lines`, keyed `line-<i>`.
+fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
     let driver = TopologyTestDriver::new(topology("lines", "counts")?)?;
     let input = driver.create_input_topic("lines", StringSerde, StringSerde);
     let output = driver.create_output_topic("counts", StringSerde, I64Serde);
-    for (i, line) in LINES.iter().enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         input.pipe_key_value(format!("line-{i}"), *line);
     }
     Ok(output.read_table().into_iter().collect())
@@ -76,6 +81,11 @@ struct WordCount {
 
 impl WordCount {
     fn new(env: &Env, name: &str) -> Result<WordCount, Failed> {
+        Self::with_lines(env, name, &LINES)
+    }
+
+    /// The topics, with `lines` produced as `line-<i>`.
+    fn with_lines(env: &Env, name: &str, lines: &[&str]) -> Result<WordCount, Failed> {
         let input = env.name(&format!("{name}-lines"));
         let output = env.name(&format!("{name}-counts"));
         let clients = Arc::new(KafkaClients::new(&env.bootstrap));
@@ -83,8 +93,12 @@ impl WordCount {
         admin.create_topic(&NewTopic::new(&input, PARTITIONS))?;
         admin.create_topic(&NewTopic::new(&output, PARTITIONS))?;
         let mut producer = clients.producer(&ClientConfig::new())?;
-        for (i, line) in LINES.iter().enumerate() {
-            producer.send(ProducerRecord::new(&input, format!("line-{i}"), *line))?;
+        for (i, line) in lines.iter().enumerate() {
+            producer.send(ProducerRecord::new(
+                &input,
+                format!("line-{i}"),
+                line.to_string(),
+            ))?;
         }
         let landed = producer.flush()?;
         let used: std::collections::BTreeSet<i32> = landed.iter().map(|m| m.partition).collect();
@@ -95,6 +109,20 @@ impl WordCount {
             output,
             clients,
         })
+    }
+
+    /// Produces `lines` as `line-<first>`, `line-<first + 1>`, ...
+    fn produce(&self, first: usize, lines: &[&str]) -> Result<(), Failed> {
+        let mut producer = self.clients.producer(&ClientConfig::new())?;
+        for (i, line) in lines.iter().enumerate() {
+            producer.send(ProducerRecord::new(
+                &self.input,
+                format!("line-{}", first + i),
+                line.to_string(),
+            ))?;
+        }
+        producer.flush()?;
+        Ok(())
     }
 
     fn config(&self, app: &str, instance: &str) -> StreamsConfig {
@@ -279,6 +307,79 @@ pub(crate) fn word_count_two_instances(env: &Env) -> Result<(), Failed> {
         names(&ta),
         names(&tb),
         expected.len(),
+        took.as_secs_f64()
+    );
+    a.close()?;
+    b.close()?;
+    Ok(())
+}
+
+/// An instance joins a running one: the eager rebalance moves tasks to
+/// it, it restores their counts from the changelog, and the counts go on
+/// from there (the driver's counts for all the lines, not a fresh count).
+pub(crate) fn rebalance_restores_moved_state(env: &Env) -> Result<(), Failed> {
+    let (first, second) = LINES.split_at(6);
+    let wc = WordCount::with_lines(env, "wc-move", first)?;
+    let app_id = env.name("wc-move");
+    let mut a = KafkaStreams::new(&wc.topology, wc.config(&app_id, "a"), wc.clients.clone())?;
+    a.start()?;
+    let mut reader = wc.reader("read_uncommitted")?;
+    run_until(&mut [&mut a], reader.as_mut(), &driver_counts_of(first)?)?;
+    a.commit()?;
+    assert_eq!(a.active_tasks(), all_tasks());
+
+    let listener = Arc::new(Mutex::new(RecordingRestoreListener::default()));
+    let mut b = KafkaStreams::new(&wc.topology, wc.config(&app_id, "b"), wc.clients.clone())?;
+    b.set_global_state_restore_listener(listener.clone());
+    b.start()?;
+    let started = Instant::now();
+    while !(a.state() == State::Running
+        && b.state() == State::Running
+        && a.active_tasks().len() + b.active_tasks().len() == 6
+        && !b.active_tasks().is_empty())
+    {
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "no shared assignment after 60 s: a {:?} {:?}, b {:?} {:?}",
+                a.state(),
+                a.active_tasks(),
+                b.state(),
+                b.active_tasks()
+            )
+            .into());
+        }
+        a.step()?;
+        b.step()?;
+    }
+    let restored: Vec<Restoration> = listener
+        .lock()
+        .map_err(|_| "restore listener poisoned")?
+        .restorations
+        .clone();
+    let changelog = format!("{app_id}-counts-store-changelog");
+    assert!(
+        restored
+            .iter()
+            .all(|r| r.partition.topic == changelog && r.store == "counts-store"),
+        "{restored:?}"
+    );
+    let total: usize = restored.iter().map(|r| r.restored).sum();
+    assert!(
+        total > 0,
+        "b restored nothing of its tasks {:?}: {restored:?}",
+        b.active_tasks()
+    );
+    for r in &restored {
+        assert_eq!((r.start, r.restored as i64 <= r.end), (0, true), "{r:?}");
+    }
+
+    wc.produce(first.len(), second)?;
+    // A new reader: the whole output, the first half's counts too.
+    let mut reader = wc.reader("read_uncommitted")?;
+    let (records, took) = run_until(&mut [&mut a, &mut b], reader.as_mut(), &driver_counts()?)?;
+    eprintln!(
+        "real_kafka: word count, a task moved to b with {total} restored records: {} words in {:.1} s ({records} output records)",
+        driver_counts()?.len(),
         took.as_secs_f64()
     );
     a.close()?;
