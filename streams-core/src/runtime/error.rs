@@ -99,20 +99,20 @@ pub enum RuntimeError {
     Client {
         /// What the runtime was doing, with the topic, partition or task.
         context: String,
-        /// The client's error.
-        source: ClientError,
+        /// The client's error (boxed: the runtime's errors stay small).
+        source: Box<ClientError>,
     },
     /// A task's processing failed.
     #[error("task {task} failed: {source}")]
     Task {
         /// The task.
         task: TaskId,
-        /// The error.
-        source: StreamsError,
+        /// The error (boxed: the runtime's errors stay small).
+        source: Box<StreamsError>,
     },
     /// The topology could not be instantiated or assigned.
     #[error(transparent)]
-    Streams(#[from] StreamsError),
+    Streams(Box<StreamsError>),
     /// The task assignment failed.
     #[error(transparent)]
     Assignment(#[from] TaskAssignmentError),
@@ -122,7 +122,14 @@ impl RuntimeError {
     pub(crate) fn client(context: impl Into<String>, source: ClientError) -> Self {
         RuntimeError::Client {
             context: context.into(),
-            source,
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) fn task(task: TaskId, source: StreamsError) -> Self {
+        RuntimeError::Task {
+            task,
+            source: Box::new(source),
         }
     }
 
@@ -134,6 +141,16 @@ impl RuntimeError {
         matches!(self, RuntimeError::Client { source, .. } if source.is_task_migrated())
     }
 }
+
+impl From<StreamsError> for RuntimeError {
+    fn from(e: StreamsError) -> Self {
+        RuntimeError::Streams(Box::new(e))
+    }
+}
+
+// Small enough to return by value everywhere (clippy's result_large_err
+// bound is 128 bytes).
+const _: () = assert!(std::mem::size_of::<RuntimeError>() <= 96);
 
 /// A runtime call's result.
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

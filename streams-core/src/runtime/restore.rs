@@ -166,10 +166,7 @@ impl Restorer {
                 if !batch.is_empty() {
                     task.engine
                         .restore_store(&store, &batch)
-                        .map_err(|source| RuntimeError::Task {
-                            task: task.id,
-                            source,
-                        })?;
+                        .map_err(|source| RuntimeError::task(task.id, source))?;
                     total += batch.len();
                     self.tell(|l| l.on_batch_restored(&tp, &store, position, batch.len()));
                 }

@@ -169,18 +169,12 @@ impl Task {
             let raw = to_raw(record);
             self.engine
                 .process(&tp.topic, offset, raw)
-                .map_err(|source| RuntimeError::Task {
-                    task: self.id,
-                    source,
-                })?;
+                .map_err(|source| RuntimeError::task(self.id, source))?;
             self.consumed.insert(tp, offset + 1);
             self.dirty = true;
             self.engine
                 .maybe_punctuate_stream_time()
-                .map_err(|source| RuntimeError::Task {
-                    task: self.id,
-                    source,
-                })?;
+                .map_err(|source| RuntimeError::task(self.id, source))?;
             self.send_produced(producer)?;
             n += 1;
         }
@@ -197,10 +191,7 @@ impl Task {
         if self
             .engine
             .maybe_punctuate_wall_clock(now)
-            .map_err(|source| RuntimeError::Task {
-                task: self.id,
-                source,
-            })?
+            .map_err(|source| RuntimeError::task(self.id, source))?
         {
             self.dirty = true;
         }
@@ -213,10 +204,9 @@ impl Task {
         &mut self,
         producer: &mut dyn Producer,
     ) -> Result<BTreeMap<TopicPartition, i64>> {
-        self.engine.commit().map_err(|source| RuntimeError::Task {
-            task: self.id,
-            source,
-        })?;
+        self.engine
+            .commit()
+            .map_err(|source| RuntimeError::task(self.id, source))?;
         self.send_produced(producer)?;
         Ok(self.consumed.clone())
     }

@@ -685,7 +685,7 @@ impl StreamThread {
                     standby
                         .engine
                         .restore_store(&store, &[to_raw(record.clone())])
-                        .map_err(|source| RuntimeError::Task { task: *id, source })?;
+                        .map_err(|source| RuntimeError::task(*id, source))?;
                     standby.changelog_offsets.insert(tp.clone(), offset + 1);
                 }
             }
