@@ -183,6 +183,30 @@ pub(crate) fn consume_commit_committed(env: &Env) -> Result<(), Failed> {
     Ok(())
 }
 
+/// Waits until the end offset of `tp` under `isolation` is `expected`.
+fn wait_for_end(
+    clients: &KafkaClients,
+    tp: &TopicPartition,
+    isolation: &str,
+    expected: i64,
+) -> Result<(), Failed> {
+    let consumer = clients.consumer(&ClientConfig::new().set("isolation.level", isolation))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let end = consumer.end_offsets(std::slice::from_ref(tp))?[tp];
+        if end == expected {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{isolation} end offset of {tp} is {end}, not {expected}, after 10 s"
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn read_all(
     clients: &KafkaClients,
     tp: &TopicPartition,
@@ -234,7 +258,9 @@ pub(crate) fn transactions_read_committed(env: &Env) -> Result<(), Failed> {
     producer.send(ProducerRecord::new(&topic, "k", "committed-3").partition(0))?;
     producer.commit_transaction()?;
     // Offsets: 0, 1 data, 2 commit marker, 3 aborted, 4 abort marker,
-    // 5 data, 6 commit marker.
+    // 5 data, 6 commit marker. The coordinator writes the markers after
+    // commit_transaction returns: the last stable offset gets there soon.
+    wait_for_end(&clients, &tp, "read_committed", 7)?;
     let (committed, end, position) = read_all(&clients, &tp, "read_committed")?;
     assert_eq!(committed, ["committed-1", "committed-2", "committed-3"]);
     assert_eq!((end, position), (7, 7));
@@ -299,13 +325,17 @@ pub(crate) fn send_offsets_to_transaction(env: &Env) -> Result<(), Failed> {
     assert_eq!(consumer.committed(&tp)?, Some(1));
     txn.begin_transaction()?;
     txn.send(ProducerRecord::new(&output, "k", "upper-b"))?;
+    txn.flush()?; // in the log, so that the abort writes a marker after it
     txn.send_offsets_to_transaction(
         &BTreeMap::from([(tp.clone(), records.len() as i64)]),
         &group,
     )?;
     txn.abort_transaction()?;
     assert_eq!(consumer.committed(&tp)?, Some(1));
-    let (out, _, _) = read_all(&clients, &TopicPartition::new(&output, 0), "read_committed")?;
+    // 0 upper-a, 1 commit marker, 2 upper-b, 3 abort marker.
+    let out_tp = TopicPartition::new(&output, 0);
+    wait_for_end(&clients, &out_tp, "read_committed", 4)?;
+    let (out, _, _) = read_all(&clients, &out_tp, "read_committed")?;
     assert_eq!(out, ["upper-a"]);
     Ok(())
 }
@@ -335,7 +365,11 @@ pub(crate) fn zombie_producer_is_fenced(env: &Env) -> Result<(), Failed> {
         "{err}"
     );
     assert!(err.is_task_migrated());
-    let (seen, _, _) = read_all(&clients, &TopicPartition::new(&topic, 0), "read_committed")?;
+    // 0 zombie, 1 its abort marker (written before the successor's
+    // init_transactions returned), 2 successor, 3 commit marker.
+    let tp = TopicPartition::new(&topic, 0);
+    wait_for_end(&clients, &tp, "read_committed", 4)?;
+    let (seen, _, _) = read_all(&clients, &tp, "read_committed")?;
     assert_eq!(seen, ["successor"]);
     Ok(())
 }

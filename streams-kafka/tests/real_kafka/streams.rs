@@ -253,7 +253,13 @@ pub(crate) fn word_count_exactly_once(env: &Env) -> Result<(), Failed> {
             .map(|p| TopicPartition::new(&wc.input, p))
             .collect::<Vec<_>>(),
     )?;
+    // Offsets committed in a transaction show once its markers are
+    // written, which the coordinator does after commit_transaction returns.
+    let deadline = Instant::now() + Duration::from_secs(10);
     for (tp, end) in ends {
+        while group.committed(&tp)? != Some(end) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert_eq!(group.committed(&tp)?, Some(end), "committed offset of {tp}");
     }
     Ok(())
