@@ -57,7 +57,9 @@
 //! which starts one with `scripts/kafka-up` when Java and Maven are there):
 //! the client traits, and a word count over 3 partitions whose output
 //! equals the `TopologyTestDriver`'s, with one instance, under
-//! `exactly_once_v2`, and with two instances sharing the tasks.
+//! `exactly_once_v2`, with two instances sharing the tasks, and with an
+//! instance that joins a running one, takes over tasks and restores their
+//! counts from the changelog.
 //!
 //! ```no_run
 //! use std::sync::Arc;
