@@ -19,11 +19,11 @@ use streams_core::topology::Topology;
 use streams_core::{StreamsBuilder, StreamsConfig};
 use streams_test::app::{AppError, StreamsCluster};
 
-const WORDS: &str = "words";
-const COUNTS: &str = "counts";
+pub(crate) const WORDS: &str = "words";
+pub(crate) const COUNTS: &str = "counts";
 
 /// The word count of the issue: lines split into words, counted per word.
-fn word_count() -> Topology {
+pub(crate) fn word_count() -> Topology {
     let builder = StreamsBuilder::new();
     builder
         .stream::<String, String>(WORDS)
@@ -45,11 +45,11 @@ fn config(guarantee: ProcessingGuarantee) -> StreamsConfig {
         .with_property("commit.interval.ms", "1000")
 }
 
-fn tasks(spec: &[(u32, u32)]) -> Vec<TaskId> {
+pub(crate) fn tasks(spec: &[(u32, u32)]) -> Vec<TaskId> {
     spec.iter().map(|&(s, p)| TaskId::new(s, p)).collect()
 }
 
-fn app_with_topics(partitions: i32) -> StreamsCluster {
+pub(crate) fn app_with_topics(partitions: i32) -> StreamsCluster {
     let app = StreamsCluster::new();
     app.create_topic(WORDS, partitions).unwrap();
     app.create_topic(COUNTS, partitions).unwrap();
@@ -57,7 +57,7 @@ fn app_with_topics(partitions: i32) -> StreamsCluster {
 }
 
 /// The counts a reference model gives for `lines`.
-fn model(lines: &[&str]) -> BTreeMap<String, i64> {
+pub(crate) fn model(lines: &[&str]) -> BTreeMap<String, i64> {
     let mut counts = BTreeMap::new();
     for line in lines {
         for w in line.split_whitespace() {
@@ -67,7 +67,7 @@ fn model(lines: &[&str]) -> BTreeMap<String, i64> {
     counts
 }
 
-fn send_lines(app: &StreamsCluster, lines: &[&str], from: usize) {
+pub(crate) fn send_lines(app: &StreamsCluster, lines: &[&str], from: usize) {
     let producer = app.producer(WORDS, StringSerde, StringSerde);
     for (i, line) in lines.iter().enumerate() {
         let n = from + i;

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use streams_broker::{ConsumerConfig, OffsetSpec, ProducerRecord, TopicPartition};
-use streams_core::dsl::Produced;
 use streams_core::runtime::{
     KafkaStreams, RecordingRestoreListener, Restoration, RuntimeError, State, TaskId,
     ThreadMetadata,
@@ -22,67 +21,15 @@ use streams_core::topology::Topology;
 use streams_core::{StreamsBuilder, StreamsConfig};
 use streams_test::app::{AppError, StreamsCluster};
 
-const WORDS: &str = "words";
-const COUNTS: &str = "counts";
+// The word count, its model and input, shared with the runtime tests.
+use super::runtime::{COUNTS, WORDS, app_with_topics, model, send_lines, tasks, word_count};
+
 const STORE: &str = "KSTREAM-AGGREGATE-STATE-STORE-0000000003";
 const CHANGELOG: &str = "word-count-KSTREAM-AGGREGATE-STATE-STORE-0000000003-changelog";
 const REPARTITION: &str = "word-count-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition";
 
-/// Lines split into words, counted per word: sub-topology 0 splits and
-/// repartitions by word, sub-topology 1 counts (stateful).
-fn word_count() -> Topology {
-    let builder = StreamsBuilder::new();
-    builder
-        .stream::<String, String>(WORDS)
-        .flat_map_values(|line| {
-            line.split_whitespace()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .group_by(|_, w| w.clone())
-        .count()
-        .to_stream()
-        .to_with(COUNTS, Produced::with(StringSerde, I64Serde));
-    builder.build().unwrap()
-}
-
 fn config() -> StreamsConfig {
     StreamsConfig::new("word-count").with_property("commit.interval.ms", "1000")
-}
-
-fn tasks(spec: &[(u32, u32)]) -> Vec<TaskId> {
-    spec.iter().map(|&(s, p)| TaskId::new(s, p)).collect()
-}
-
-fn app_with_topics(partitions: i32) -> StreamsCluster {
-    let app = StreamsCluster::new();
-    app.create_topic(WORDS, partitions).unwrap();
-    app.create_topic(COUNTS, partitions).unwrap();
-    app
-}
-
-fn model(lines: &[&str]) -> BTreeMap<String, i64> {
-    let mut counts = BTreeMap::new();
-    for line in lines {
-        for w in line.split_whitespace() {
-            *counts.entry(w.to_owned()).or_insert(0) += 1;
-        }
-    }
-    counts
-}
-
-fn send_lines(app: &StreamsCluster, lines: &[&str], from: usize) {
-    let producer = app.producer(WORDS, StringSerde, StringSerde);
-    for (i, line) in lines.iter().enumerate() {
-        let n = from + i;
-        producer
-            .send(
-                &format!("line-{n}"),
-                Some(&(*line).to_owned()),
-                1_000 + n as i64,
-            )
-            .unwrap();
-    }
 }
 
 /// The counts in store `STORE` of `task`, active or standby.

@@ -263,13 +263,7 @@ impl StreamThread {
                 // Gone in a rebalance: the next poll says so.
                 continue;
             }
-            let engine = StreamTask::for_subtopology(
-                &self.topology,
-                &self.streams_config,
-                usize::try_from(id.subtopology).unwrap_or(usize::MAX),
-                i32::try_from(id.partition).unwrap_or(i32::MAX),
-                now,
-            )?;
+            let engine = self.new_engine(id, now)?;
             let mut task = Task::new(engine, meta);
             self.restorer.restore(&mut task)?;
             for tp in &task.meta.partitions {
@@ -304,6 +298,17 @@ impl StreamThread {
         }
         self.producer = producer;
         Ok(())
+    }
+
+    /// The engine of task `id`: its sub-topology instantiated for its partition.
+    fn new_engine(&self, id: TaskId, now: i64) -> Result<StreamTask> {
+        Ok(StreamTask::for_subtopology(
+            &self.topology,
+            &self.streams_config,
+            usize::try_from(id.subtopology).unwrap_or(usize::MAX),
+            i32::try_from(id.partition).unwrap_or(i32::MAX),
+            now,
+        )?)
     }
 
     fn step_inner(&mut self) -> Result<StepOutcome> {
@@ -594,13 +599,7 @@ impl StreamThread {
                 self.restorer.restore(&mut task)?;
                 task
             } else {
-                let engine = StreamTask::for_subtopology(
-                    &self.topology,
-                    &self.streams_config,
-                    usize::try_from(id.subtopology).unwrap_or(usize::MAX),
-                    i32::try_from(id.partition).unwrap_or(i32::MAX),
-                    now,
-                )?;
+                let engine = self.new_engine(id, now)?;
                 let mut task = Task::new(engine, meta);
                 self.restorer.restore(&mut task)?;
                 task
@@ -620,13 +619,7 @@ impl StreamThread {
             let Some(meta) = self.metadata.tasks.get(&id).cloned() else {
                 continue;
             };
-            let engine = StreamTask::for_subtopology(
-                &self.topology,
-                &self.streams_config,
-                usize::try_from(id.subtopology).unwrap_or(usize::MAX),
-                i32::try_from(id.partition).unwrap_or(i32::MAX),
-                now,
-            )?;
+            let engine = self.new_engine(id, now)?;
             self.standbys.insert(
                 id,
                 Standby {
