@@ -623,3 +623,33 @@ mod schedules {
         builder.build().unwrap()
     }
 }
+
+/// `run_until_idle` moves the clock to the end of a task's
+/// `max.task.idle.ms` wait: a task that waits for an empty, caught-up
+/// partition processes its buffered records once the wait is over.
+#[test]
+fn run_until_idle_waits_out_max_task_idle_ms() {
+    let builder = StreamsBuilder::new();
+    let table = builder.table::<String, String>("right");
+    builder
+        .stream::<String, String>("left")
+        .join(&table, |l, r| format!("{l}/{r}"))
+        .to("joined");
+    let topology = builder.build().unwrap();
+    let mut app = StreamsCluster::new();
+    for t in ["left", "right", "joined"] {
+        app.create_topic(t, 1).unwrap();
+    }
+    let config = StreamsConfig::new("idle").with_property("max.task.idle.ms", "5000");
+    app.start("a", &topology, config).unwrap();
+    app.run_until_idle().unwrap();
+    send_values(&app, "left", &["x"]);
+    let before = app.cluster().now_ms();
+    let stats = app.run_until_idle().unwrap();
+    // The left record waited for the empty table partition 5 s, then went
+    // through the join (no table row: no output) and was committed.
+    assert!(stats.advanced_ms >= 5_000, "{stats:?}");
+    assert!(app.cluster().now_ms() - before >= 5_000);
+    assert!(!app.instance("a").unwrap().has_uncommitted());
+    assert_eq!(app.instance("a").unwrap().next_idle_deadline_ms(), None);
+}

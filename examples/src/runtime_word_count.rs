@@ -456,7 +456,7 @@ mod tests {
             ])
         );
         assert_eq!(run.uncommitted_updates, 7);
-        assert_eq!(run.crashed_at_ms, 1_000);
+        assert_eq!(run.crashed_at_ms, 1_001);
         assert_eq!(
             run.session_ended_at_ms,
             run.crashed_at_ms + SESSION_TIMEOUT_MS
@@ -512,17 +512,17 @@ mod tests {
                 "       0 ms  a owns 0_0 0_1 0_2 0_3",
                 "       0 ms  b owns 1_0 1_1 1_2 1_3",
                 "             (task 0_p splits partition p of streams-plaintext-input; task 1_p counts partition p of the repartition topic into counts-store)",
-                "    1000 ms  3 lines processed and committed: 11 count updates",
-                "    1000 ms  2 more lines: a splits them and commits; b counts their words and sends 7 count updates; its next commit is due at 2000 ms",
-                "    1000 ms  b crashes: no commit, no flush, no leave-group",
-                "   46000 ms  b's session ends (session.timeout.ms 45000 after its last heartbeat at 1000 ms): the group rebalances",
-                "   46000 ms  a owns 0_0 0_1 0_2 0_3 1_0 1_1 1_2 1_3; b owns nothing",
-                "   46000 ms  a restores counts-store of b's tasks from streams-wordcount-counts-store-changelog: 18 records, the 11 committed and the 7 b had not committed",
+                "    1001 ms  3 lines processed and committed: 11 count updates",
+                "    1001 ms  2 more lines: a splits them and commits; b counts their words and sends 7 count updates; its next commit is due at 2002 ms",
+                "    1001 ms  b crashes: no commit, no flush, no leave-group",
+                "   46001 ms  b's session ends (session.timeout.ms 45000 after its last heartbeat at 1001 ms): the group rebalances",
+                "   46001 ms  a owns 0_0 0_1 0_2 0_3 1_0 1_1 1_2 1_3; b owns nothing",
+                "   46001 ms  a restores counts-store of b's tasks from streams-wordcount-counts-store-changelog: 18 records, the 11 committed and the 7 b had not committed",
                 "             partition 0: offsets 0..12, 12 records",
                 "             partition 1: offsets 0..2, 2 records",
                 "             partition 2: offsets 0..1, 1 record",
                 "             partition 3: offsets 0..3, 3 records",
-                "   47000 ms  a processed b's input again from its last committed offsets, and committed",
+                "   47002 ms  a processed b's input again from its last committed offsets, and committed",
                 "  output (read_uncommitted): 25 count updates, the driver's 18 and 7 more: the words b counted without committing, counted again on top of their restored counts",
                 "    all      1",
                 "    hello    1",
@@ -560,11 +560,11 @@ mod tests {
         let report = run.report();
         assert_eq!(
             report[6],
-            "    1000 ms  2 more lines: a splits them and commits; b counts their words and sends 7 count updates in its open transaction; its next commit is due at 2000 ms"
+            "    1001 ms  2 more lines: a splits them and commits; b counts their words and sends 7 count updates in its open transaction; its next commit is due at 2002 ms"
         );
         assert_eq!(
             report[10],
-            "   46000 ms  a restores counts-store of b's tasks from streams-wordcount-counts-store-changelog: 11 records, the committed ones (b's aborted transaction takes offsets, restores nothing)"
+            "   46001 ms  a restores counts-store of b's tasks from streams-wordcount-counts-store-changelog: 11 records, the committed ones (b's aborted transaction takes offsets, restores nothing)"
         );
         assert_eq!(
             report[16..],

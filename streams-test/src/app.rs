@@ -300,9 +300,9 @@ impl StreamsCluster {
     /// Steps the instances until nothing is left to do: all input
     /// processed and committed, every group settled. When no instance can
     /// move, the clock advances to the next commit (so caches flush and
-    /// offsets commit, as `commit.interval.ms` would), or by a second while
-    /// an instance waits for its group (a crashed member's session, a
-    /// rebalance).
+    /// offsets commit, as `commit.interval.ms` would) or to the end of a
+    /// task's `max.task.idle.ms` wait, or by a second while an instance
+    /// waits for its group (a crashed member's session, a rebalance).
     ///
     /// # Errors
     /// An instance's error; [`AppError::NotIdle`] past the bounds.
@@ -339,6 +339,11 @@ impl StreamsCluster {
                 .iter()
                 .filter(|(_, s)| s.has_uncommitted())
                 .filter_map(|(_, s)| s.next_commit_ms())
+                .chain(
+                    self.instances
+                        .iter()
+                        .filter_map(|(_, s)| s.next_idle_deadline_ms()),
+                )
                 .min();
             let advance = match (waiting, next_commit) {
                 (true, Some(at)) => (at - now).clamp(1, 1000),

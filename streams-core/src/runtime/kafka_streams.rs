@@ -386,6 +386,15 @@ impl KafkaStreams {
         self.threads.iter().map(StreamThread::next_commit_ms).min()
     }
 
+    /// When a task that waits out `max.task.idle.ms` for an empty
+    /// partition may process its buffered records, on the clients' clock.
+    pub fn next_idle_deadline_ms(&self) -> Option<i64> {
+        self.threads
+            .iter()
+            .filter_map(StreamThread::next_idle_deadline_ms)
+            .min()
+    }
+
     /// Commits every thread's tasks now, as if `commit.interval.ms` had
     /// passed (Kafka commits on close and on revocation the same way).
     ///

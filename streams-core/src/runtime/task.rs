@@ -70,6 +70,16 @@ impl Task {
         }
     }
 
+    /// The earliest instant at which a caught-up empty partition stops
+    /// holding back buffered records (`max.task.idle.ms`), if the task
+    /// waits for one.
+    pub(crate) fn idle_deadline(&self) -> Option<i64> {
+        if self.buffered() == 0 {
+            return None;
+        }
+        self.idle_deadlines.values().min().copied()
+    }
+
     /// Records buffered and not processed.
     pub(crate) fn buffered(&self) -> usize {
         self.queues.values().map(VecDeque::len).sum()

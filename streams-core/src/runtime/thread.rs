@@ -406,7 +406,8 @@ impl StreamThread {
             task.punctuate_wall_clock(now, self.producer.as_mut())?;
         }
         self.update_standbys()?;
-        if now - self.last_commit_ms >= self.config.commit_interval_ms {
+        // Kafka's `maybeCommit`: once more than commit.interval.ms passed.
+        if now - self.last_commit_ms > self.config.commit_interval_ms {
             outcome.committed = self.commit()?;
         }
         Ok(outcome)
@@ -437,10 +438,17 @@ impl StreamThread {
         self.tasks.values().any(|t| t.dirty)
     }
 
-    /// When the next commit is due on the clock.
+    /// When the next commit is due on the clock: the first instant more
+    /// than `commit.interval.ms` after the last.
     pub(crate) fn next_commit_ms(&self) -> i64 {
         self.last_commit_ms
             .saturating_add(self.config.commit_interval_ms)
+            .saturating_add(1)
+    }
+
+    /// When a task waiting out `max.task.idle.ms` may process again.
+    pub(crate) fn next_idle_deadline_ms(&self) -> Option<i64> {
+        self.tasks.values().filter_map(Task::idle_deadline).min()
     }
 
     /// Kafka's `maybeCommit` once `commit.interval.ms` has passed: commits
