@@ -653,3 +653,30 @@ fn run_until_idle_waits_out_max_task_idle_ms() {
     assert!(!app.instance("a").unwrap().has_uncommitted());
     assert_eq!(app.instance("a").unwrap().next_idle_deadline_ms(), None);
 }
+
+/// A store's changelog configs (Kafka's `withLoggingEnabled(Map)`) reach
+/// the topic the runtime creates, on top of Kafka Streams' own.
+#[test]
+fn a_stores_changelog_configs_reach_its_topic() {
+    use streams_core::Materialized;
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>(WORDS)
+        .group_by_key()
+        .count_with(Materialized::as_("counts-store").with_logging_enabled([
+            ("min.compaction.lag.ms", "60000"),
+            ("segment.bytes", "1048576"),
+        ]));
+    let mut app = StreamsCluster::new();
+    app.create_topic(WORDS, 2).unwrap();
+    app.start("a", &builder.build().unwrap(), StreamsConfig::new("cfg"))
+        .unwrap();
+    let configs = app
+        .cluster()
+        .admin()
+        .describe_configs("cfg-counts-store-changelog")
+        .unwrap();
+    assert_eq!(configs["cleanup.policy"].value, "compact");
+    assert_eq!(configs["min.compaction.lag.ms"].value, "60000");
+    assert_eq!(configs["segment.bytes"].value, "1048576");
+}

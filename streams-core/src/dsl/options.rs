@@ -197,6 +197,8 @@ pub struct Materialized<K, V> {
     pub(crate) value_serde: Option<SerdeRef<V>>,
     pub(crate) name: Option<String>,
     pub(crate) logging: bool,
+    /// Topic configs of the changelog (Kafka's `withLoggingEnabled(Map)`).
+    pub(crate) logging_config: std::collections::BTreeMap<String, String>,
     pub(crate) retention: Option<Duration>,
     pub(crate) caching: bool,
 }
@@ -208,6 +210,7 @@ impl<K, V> Default for Materialized<K, V> {
             value_serde: None,
             name: None,
             logging: true,
+            logging_config: std::collections::BTreeMap::new(),
             retention: None,
             caching: true,
         }
@@ -221,6 +224,7 @@ impl<K, V> Clone for Materialized<K, V> {
             value_serde: self.value_serde.clone(),
             name: self.name.clone(),
             logging: self.logging,
+            logging_config: self.logging_config.clone(),
             retention: self.retention,
             caching: self.caching,
         }
@@ -274,6 +278,36 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
     #[must_use]
     pub fn with_logging_disabled(mut self) -> Self {
         self.logging = false;
+        self
+    }
+
+    /// The store writes a changelog (the default), created by the
+    /// `KafkaStreams` runtime with these topic configs on top of Kafka
+    /// Streams' own (`cleanup.policy=compact`), Kafka's
+    /// `withLoggingEnabled(Map)`.
+    ///
+    /// ```
+    /// use streams_core::{Materialized, StreamsBuilder};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("words")
+    ///     .group_by_key()
+    ///     .count_with(Materialized::as_("counts").with_logging_enabled([("min.compaction.lag.ms", "60000")]));
+    /// let info = builder.build()?.topics_info("app");
+    /// assert_eq!(info[0].changelog_configs["app-counts-changelog"]["min.compaction.lag.ms"], "60000");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_logging_enabled<N: Into<String>, T: Into<String>>(
+        mut self,
+        configs: impl IntoIterator<Item = (N, T)>,
+    ) -> Self {
+        self.logging = true;
+        self.logging_config = configs
+            .into_iter()
+            .map(|(n, v)| (n.into(), v.into()))
+            .collect();
         self
     }
 
@@ -374,6 +408,7 @@ impl<K: 'static, V: 'static> Materialized<K, V> {
         let key_serde = self.key_serde.clone().or(key_serde);
         BuiltInStoreBuilder::new(name, params, key_serde, self.value_serde.clone())
             .with_logging(self.logging)
+            .with_changelog_config(self.logging_config.clone())
             .with_caching(self.caching)
     }
 }

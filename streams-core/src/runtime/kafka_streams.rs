@@ -272,11 +272,15 @@ impl KafkaStreams {
             }
             for (_, topic) in &info.changelog_topics {
                 let n = metadata.changelog_partitions(topic).unwrap_or(1);
-                wanted.push(
-                    NewTopic::new(topic, n)
-                        .config("cleanup.policy", "compact")
-                        .config("message.timestamp.type", "CreateTime"),
-                );
+                let mut new = NewTopic::new(topic, n)
+                    .config("cleanup.policy", "compact")
+                    .config("message.timestamp.type", "CreateTime");
+                // The store's own configs on top, as Kafka Streams applies
+                // `withLoggingEnabled(Map)`.
+                for (name, value) in info.changelog_configs.get(topic).into_iter().flatten() {
+                    new = new.config(name, value);
+                }
+                wanted.push(new);
             }
         }
         for topic in wanted {

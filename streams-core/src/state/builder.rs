@@ -90,6 +90,7 @@ pub struct BuiltInStoreBuilder<S: BuiltInStore> {
     key_serde: Option<SerdeRef<S::Key>>,
     value_serde: Option<SerdeRef<S::Value>>,
     logging: bool,
+    changelog_config: std::collections::BTreeMap<String, String>,
     caching: bool,
 }
 
@@ -109,6 +110,7 @@ impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
             key_serde,
             value_serde,
             logging: true,
+            changelog_config: std::collections::BTreeMap::new(),
             caching: false,
         }
     }
@@ -123,6 +125,31 @@ impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
     #[must_use]
     pub fn with_logging_enabled(self) -> Self {
         self.with_logging(true)
+    }
+
+    /// Stores built write a changelog whose topic the runtime creates with
+    /// these configs on top of Kafka Streams' (Kafka's
+    /// `withLoggingEnabled(Map)`).
+    #[must_use]
+    pub fn with_logging_enabled_and_config<N: Into<String>, T: Into<String>>(
+        self,
+        configs: impl IntoIterator<Item = (N, T)>,
+    ) -> Self {
+        self.with_logging(true).with_changelog_config(
+            configs
+                .into_iter()
+                .map(|(n, v)| (n.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    #[must_use]
+    pub(crate) fn with_changelog_config(
+        mut self,
+        config: std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        self.changelog_config = config;
+        self
     }
 
     /// Whether stores built write a changelog.
@@ -149,6 +176,10 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
 
     fn logging_enabled(&self) -> bool {
         self.logging
+    }
+
+    fn changelog_config(&self) -> std::collections::BTreeMap<String, String> {
+        self.changelog_config.clone()
     }
 
     fn build(&self, config: &StreamsConfig) -> Result<Box<dyn StateStore>> {

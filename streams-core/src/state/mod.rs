@@ -171,6 +171,12 @@ pub trait StoreBuilder {
     /// Whether the stores write a changelog.
     fn logging_enabled(&self) -> bool;
 
+    /// The changelog topic's configs beyond Kafka Streams' own (none by
+    /// default), which the runtime applies when it creates the topic.
+    fn changelog_config(&self) -> std::collections::BTreeMap<String, String> {
+        std::collections::BTreeMap::new()
+    }
+
     /// Builds a store; serdes not given are resolved against `config`'s
     /// defaults.
     ///

@@ -49,6 +49,10 @@ pub struct TopicsInfo {
     pub stores: Vec<String>,
     /// Each logged store with its changelog topic.
     pub changelog_topics: Vec<(String, String)>,
+    /// The topic configs a store asked for its changelog, by changelog
+    /// topic (only stores that asked for some).
+    pub changelog_configs:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
     /// Whether a sink chooses its topic per record (then the topics it
     /// writes are known only when it runs).
     pub dynamic_sink: bool,
@@ -99,6 +103,7 @@ impl Topology {
                     repartition_sink_topics: Vec::new(),
                     stores: Vec::new(),
                     changelog_topics: Vec::new(),
+                    changelog_configs: std::collections::BTreeMap::new(),
                     dynamic_sink: false,
                     copartition_groups: Vec::new(),
                 };
@@ -140,6 +145,13 @@ impl Topology {
                     if used {
                         info.stores.push(builder.name().to_owned());
                         if builder.logging_enabled() {
+                            let config = builder.changelog_config();
+                            if !config.is_empty() {
+                                info.changelog_configs.insert(
+                                    changelog_topic(application_id, builder.name()),
+                                    config,
+                                );
+                            }
                             info.changelog_topics.push((
                                 builder.name().to_owned(),
                                 changelog_topic(application_id, builder.name()),
