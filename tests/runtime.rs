@@ -680,3 +680,33 @@ fn a_stores_changelog_configs_reach_its_topic() {
     assert_eq!(configs["min.compaction.lag.ms"].value, "60000");
     assert_eq!(configs["segment.bytes"].value, "1048576");
 }
+
+/// A windowed store's changelog is `compact,delete`, kept a day longer
+/// than the store keeps windows (Kafka Streams'
+/// `WindowedChangelogTopicConfig` with the default
+/// `windowstore.changelog.additional.retention.ms`).
+#[test]
+fn a_windowed_stores_changelog_is_compact_and_delete() {
+    use streams_core::time::TimeWindows;
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>(WORDS)
+        .group_by_key()
+        .windowed_by(
+            TimeWindows::of_size_with_no_grace(std::time::Duration::from_secs(10)).unwrap(),
+        )
+        .count();
+    let topology = builder.build().unwrap();
+    let mut app = StreamsCluster::new();
+    app.create_topic(WORDS, 1).unwrap();
+    app.start("a", &topology, StreamsConfig::new("win"))
+        .unwrap();
+    let info = topology.topics_info("win");
+    let (_, changelog) = &info[0].changelog_topics[0];
+    let configs = app.cluster().admin().describe_configs(changelog).unwrap();
+    assert_eq!(configs["cleanup.policy"].value, "compact,delete");
+    assert_eq!(
+        configs["retention.ms"].value,
+        (10_000 + 86_400_000).to_string()
+    );
+}

@@ -70,7 +70,19 @@ pub trait MakeStore: StateStore + Sized {
         params: &Self::Params,
         parts: StoreParts<Self::Key, Self::Value>,
     ) -> Result<Self>;
+
+    /// How long the store keeps what it holds, for a windowed kind (window
+    /// and session stores): its changelog is then `compact,delete` with
+    /// that retention plus a day, as Kafka Streams'
+    /// `WindowedChangelogTopicConfig` makes it. `None` for other kinds.
+    fn retention_ms(_params: &Self::Params) -> Option<i64> {
+        None
+    }
 }
+
+/// Kafka Streams' default `windowstore.changelog.additional.retention.ms`:
+/// a windowed store's changelog keeps a day more than the store.
+pub(crate) const WINDOWSTORE_CHANGELOG_ADDITIONAL_RETENTION_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// A built-in store, which [`BuiltInStoreBuilder`] builds: the key-value,
 /// window and session stores, plain and timestamped, and the buffer of
@@ -179,7 +191,18 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
     }
 
     fn changelog_config(&self) -> std::collections::BTreeMap<String, String> {
-        self.changelog_config.clone()
+        let mut config = std::collections::BTreeMap::new();
+        if let Some(retention) = S::retention_ms(&self.params) {
+            config.insert("cleanup.policy".to_owned(), "compact,delete".to_owned());
+            config.insert(
+                "retention.ms".to_owned(),
+                retention
+                    .saturating_add(WINDOWSTORE_CHANGELOG_ADDITIONAL_RETENTION_MS)
+                    .to_string(),
+            );
+        }
+        config.extend(self.changelog_config.clone());
+        config
     }
 
     fn build(&self, config: &StreamsConfig) -> Result<Box<dyn StateStore>> {

@@ -401,6 +401,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for SessionStore<K,
     /// How long sessions are kept after they end.
     type Params = Duration;
 
+    fn retention_ms(retention: &Duration) -> Option<i64> {
+        i64::try_from(retention.as_millis()).ok()
+    }
+
     fn make(name: &str, retention: &Duration, parts: StoreParts<K, V>) -> Result<Self> {
         let retention_ms = crate::time::millis(*retention, "retention period")?;
         let mut store = SessionStore::new(name, retention_ms, parts.changelog);

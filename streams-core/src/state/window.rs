@@ -683,6 +683,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for WindowStore<K, 
     type Value = V;
     type Params = WindowSettings;
 
+    fn retention_ms(settings: &WindowSettings) -> Option<i64> {
+        i64::try_from(settings.retention.as_millis()).ok()
+    }
+
     fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
         Ok(WindowStore::new(
             name,
@@ -696,6 +700,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedWind
     type Key = K;
     type Value = V;
     type Params = WindowSettings;
+
+    fn retention_ms(settings: &WindowSettings) -> Option<i64> {
+        i64::try_from(settings.retention.as_millis()).ok()
+    }
 
     fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
         let mut store = TimestampedWindowStore::new(name, settings.check(name)?, parts.changelog);
