@@ -58,7 +58,7 @@ pub mod cluster;
 pub mod error;
 pub mod inspect;
 pub mod log;
-pub mod partitioner;
+pub use streams_clients::partitioner;
 pub mod purgatory;
 pub mod record;
 pub mod replication;

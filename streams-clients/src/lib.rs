@@ -67,6 +67,7 @@ pub mod admin;
 pub mod config;
 pub mod consumer;
 pub mod error;
+pub mod partitioner;
 pub mod producer;
 pub mod record;
 pub mod supplier;

@@ -426,6 +426,21 @@ pub enum StreamsError {
         /// The sink.
         node: String,
     },
+    /// A sink with a stream partitioner could not learn the partition count
+    /// of its topic (Kafka's `Could not get partition information for topic
+    /// ... for task ...`).
+    #[error(
+        "could not get partition information for topic `{topic}` for task {task}: {reason}; \
+         create the topic (with its partition count) before the application writes to it"
+    )]
+    PartitionInfo {
+        /// The sink's topic.
+        topic: String,
+        /// The task, as `<sub-topology>_<partition>`.
+        task: String,
+        /// Why the count is not known.
+        reason: String,
+    },
     /// A global store was built with its changelog enabled.
     #[error(
         "global store `{store}` must have logging disabled: its topic `{topic}` is its changelog; \
@@ -611,6 +626,7 @@ mod tests {
             StreamsError::RecordTypeMismatch { .. } => "RecordTypeMismatch",
             StreamsError::StoreAlreadyBorrowed { .. } => "StoreAlreadyBorrowed",
             StreamsError::EmptyExtractedTopic { .. } => "EmptyExtractedTopic",
+            StreamsError::PartitionInfo { .. } => "PartitionInfo",
             StreamsError::GlobalStoreLogging { .. } => "GlobalStoreLogging",
             StreamsError::InvalidChangelogRecord { .. } => "InvalidChangelogRecord",
             StreamsError::DriverInUse => "DriverInUse",
@@ -782,6 +798,11 @@ mod tests {
             },
             StreamsError::StoreAlreadyBorrowed { store: s("st") },
             StreamsError::EmptyExtractedTopic { node: s("sink") },
+            StreamsError::PartitionInfo {
+                topic: s("out"),
+                task: s("1_2"),
+                reason: s("this can happen if the topic does not exist"),
+            },
             StreamsError::GlobalStoreLogging {
                 store: s("st"),
                 topic: s("t"),
@@ -859,6 +880,7 @@ mod tests {
         RecordTypeMismatch: node `n` expected a record of type (String, i64) but received another type; connect nodes whose types agree
         StoreAlreadyBorrowed: store `st` is already borrowed; drop the previous handle to it first
         EmptyExtractedTopic: the topic name extractor of sink `sink` returned an empty topic name; return the name of a topic
+        PartitionInfo: could not get partition information for topic `out` for task 1_2: this can happen if the topic does not exist; create the topic (with its partition count) before the application writes to it
         GlobalStoreLogging: global store `st` must have logging disabled: its topic `t` is its changelog; build it with `with_logging_disabled()`
         InvalidChangelogRecord: changelog record at st-changelog offset 3 has no key; store `st` cannot restore from it, check that the topic is this store's changelog
         DriverInUse: the test driver is already in use (re-entered from a processor?); do not call the driver from inside a topology

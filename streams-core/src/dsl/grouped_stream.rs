@@ -168,7 +168,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
             .or(stream.value_serde.clone());
         if self.repartition_required {
             let base = self.grouped.name.clone().unwrap_or_else(|| store.clone());
-            stream = stream.through_internal_topic(&base, key_serde.clone(), value_serde);
+            stream = stream.through_internal_topic(&base, key_serde.clone(), value_serde, None);
         }
         let builder = stream.builder().clone();
         let value_serde = materialized.value_serde.clone();

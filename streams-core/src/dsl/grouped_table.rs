@@ -158,6 +158,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
                 SinkTopic::Fixed(TopicName::internal(topic.clone())),
                 ks2.clone(),
                 change_serde.clone().or_else(|| default_change_serde::<V>()),
+                None,
                 &[&parent],
             )?;
             let kind = NodeKind::Source {

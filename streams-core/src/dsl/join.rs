@@ -188,7 +188,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 KStream::new(builder, source, key_serde, value_serde)
             }
             _ => {
-                let s = self.through_internal_topic(&base, key_serde, value_serde);
+                let s = self.through_internal_topic(&base, key_serde, value_serde, None);
                 builder.set_join_repartition(&self.node, s.node_name());
                 s
             }

@@ -9,7 +9,9 @@ use crate::dsl::processors::{
 use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
 use crate::processor::Processor;
 use crate::serde::SerdeRef;
-use crate::topology::{SinkTopic, TopicName, TopicNameExtractor, extractor_parts};
+use crate::topology::{
+    SinkPartitioning, SinkTopic, TopicName, TopicNameExtractor, extractor_parts,
+};
 
 /// A stream of records, Kafka's `KStream<K, V>`.
 ///
@@ -472,7 +474,17 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let parent = self.node.clone();
         let topic = TopicName::external(topic);
         self.builder.with_topology(|t| {
-            t.add_typed_sink::<K, V>(&name, SinkTopic::Fixed(topic), ks, vs, &[&parent])
+            t.add_typed_sink::<K, V>(
+                &name,
+                SinkTopic::Fixed(topic),
+                ks,
+                vs,
+                produced.partitioner.map_or(
+                    SinkPartitioning::BaseKeyIfWindowed,
+                    SinkPartitioning::Custom,
+                ),
+                &[&parent],
+            )
         });
     }
 
@@ -500,6 +512,10 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 SinkTopic::Extractor(extractor, shown),
                 ks,
                 vs,
+                produced.partitioner.map_or(
+                    SinkPartitioning::BaseKeyIfWindowed,
+                    SinkPartitioning::Custom,
+                ),
                 &[&parent],
             )
         });
@@ -540,7 +556,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         };
         let ks = repartitioned.key_serde.or(self.key_serde.clone());
         let vs = repartitioned.value_serde.or(self.value_serde.clone());
-        let mut out = self.through_internal_topic(&base, ks, vs);
+        let mut out = self.through_internal_topic(&base, ks, vs, repartitioned.partitioner);
         out.key_serde = self.key_serde.clone();
         out.value_serde = self.value_serde.clone();
         out

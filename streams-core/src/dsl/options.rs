@@ -17,21 +17,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::dsl::KStream;
+use crate::processor::StreamPartitioner;
+use crate::processor::partitioner::PartitionerRef;
 use crate::serde::{Serde, SerdeRef};
 use crate::state::{BuiltInStore, BuiltInStoreBuilder};
 
 macro_rules! serde_options {
-    ($(#[$doc:meta])* $name:ident) => {
+    ($(#[$doc:meta])* $name:ident $(, $extra:ident: $extra_ty:ty)*) => {
         $(#[$doc])*
         pub struct $name<K, V> {
             pub(crate) key_serde: Option<SerdeRef<K>>,
             pub(crate) value_serde: Option<SerdeRef<V>>,
             pub(crate) name: Option<String>,
+            $(pub(crate) $extra: Option<$extra_ty>,)*
         }
 
         impl<K, V> Default for $name<K, V> {
             fn default() -> Self {
-                $name { key_serde: None, value_serde: None, name: None }
+                $name { key_serde: None, value_serde: None, name: None, $($extra: None,)* }
             }
         }
 
@@ -41,6 +44,7 @@ macro_rules! serde_options {
                     key_serde: self.key_serde.clone(),
                     value_serde: self.value_serde.clone(),
                     name: self.name.clone(),
+                    $($extra: self.$extra.clone(),)*
                 }
             }
         }
@@ -51,6 +55,7 @@ macro_rules! serde_options {
                     .field("key_serde", &self.key_serde.is_some())
                     .field("value_serde", &self.value_serde.is_some())
                     .field("name", &self.name)
+                    $(.field(stringify!($extra), &self.$extra.is_some()))*
                     .finish()
             }
         }
@@ -62,12 +67,13 @@ macro_rules! serde_options {
                     key_serde: Some(Arc::new(key_serde)),
                     value_serde: Some(Arc::new(value_serde)),
                     name: None,
+                    $($extra: None,)*
                 }
             }
 
             /// With this name and the default serdes.
             pub fn as_(name: impl Into<String>) -> Self {
-                $name { key_serde: None, value_serde: None, name: Some(name.into()) }
+                $name { key_serde: None, value_serde: None, name: Some(name.into()), $($extra: None,)* }
             }
 
             /// Sets the key serde.
@@ -105,9 +111,10 @@ serde_options!(
     Consumed
 );
 serde_options!(
-    /// How a sink writes a topic: serdes and the sink node's name, as
-    /// Kafka's `Produced`.
-    Produced
+    /// How a sink writes a topic: serdes, the sink node's name and a
+    /// stream partitioner, as Kafka's `Produced`.
+    Produced,
+    partitioner: PartitionerRef<K, V>
 );
 serde_options!(
     /// How a stream is grouped: serdes for the repartition topic and its
@@ -115,9 +122,47 @@ serde_options!(
     Grouped
 );
 serde_options!(
-    /// How a stream is repartitioned: serdes and the name of the internal
-    /// topic (`<application.id>-<name>-repartition`), as Kafka's `Repartitioned`.
-    Repartitioned
+    /// How a stream is repartitioned: serdes, the name of the internal
+    /// topic (`<application.id>-<name>-repartition`) and a stream
+    /// partitioner, as Kafka's `Repartitioned`.
+    Repartitioned,
+    partitioner: PartitionerRef<K, V>
+);
+
+macro_rules! with_stream_partitioner {
+    ($name:ident, $doc:literal) => {
+        impl<K: 'static, V: 'static> $name<K, V> {
+            #[doc = $doc]
+            #[must_use]
+            pub fn with_stream_partitioner(
+                mut self,
+                partitioner: impl StreamPartitioner<K, V>,
+            ) -> Self {
+                self.partitioner = Some(Rc::new(partitioner));
+                self
+            }
+        }
+    };
+}
+
+with_stream_partitioner!(
+    Produced,
+    "Sends each record to the partitions `partitioner` chooses, as Kafka's \
+     `Produced.withStreamPartitioner` (without one, a windowed key goes by its \
+     inner key and any other by the producer's default partitioner).\n\n\
+     ```\n\
+     use streams_core::dsl::Produced;\n\
+     let by_length = |_: &str, key: Option<&String>, _: Option<&i64>, n: i32| {\n\
+     \x20   key.map(|k| i32::try_from(k.len()).unwrap_or(0) % n)\n\
+     };\n\
+     let produced = Produced::<String, i64>::as_(\"to-out\").with_stream_partitioner(by_length);\n\
+     assert_eq!(produced.name(), Some(\"to-out\"));\n\
+     ```"
+);
+with_stream_partitioner!(
+    Repartitioned,
+    "Writes the repartition topic's records to the partitions `partitioner` \
+     chooses, as Kafka's `Repartitioned.withStreamPartitioner`."
 );
 
 /// What `Branched::with_function` applies to a branch.

@@ -5,6 +5,7 @@
 
 use crate::dsl::KStream;
 use crate::dsl::processors::PassThrough;
+use crate::processor::partitioner::PartitionerRef;
 use crate::serde::SerdeRef;
 use crate::topology::{NodeKind, SinkTopic, TopicName};
 
@@ -29,6 +30,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         prefix: &str,
         key_serde: Option<SerdeRef<K>>,
         value_serde: Option<SerdeRef<V>>,
+        partitioner: Option<PartitionerRef<K, V>>,
     ) -> KStream<K, V> {
         let topic = if prefix.ends_with("-repartition") {
             prefix.to_owned()
@@ -60,6 +62,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 SinkTopic::Fixed(TopicName::internal(topic.clone())),
                 ks,
                 vs,
+                partitioner,
                 &[&filter],
             )?;
             let kind = NodeKind::Source {

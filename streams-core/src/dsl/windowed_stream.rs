@@ -267,7 +267,7 @@ where
     let value_serde = grouped.value_serde.clone().or(stream.value_serde.clone());
     if repartition_required {
         let base = grouped.name.clone().unwrap_or_else(|| plan.store.clone());
-        stream = stream.through_internal_topic(&base, key_serde.clone(), value_serde);
+        stream = stream.through_internal_topic(&base, key_serde.clone(), value_serde, None);
     }
     let builder = stream.builder().clone();
     let store_key_serde = plan.materialized.key_serde.clone().or(key_serde);

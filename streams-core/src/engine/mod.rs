@@ -127,17 +127,24 @@ impl StreamTask {
                 count: topology.topics_info(config.application_id()).len(),
             });
         };
-        Self::build(topology, config, Some(&members), partition, wall_clock_ms)
+        Self::build(
+            topology,
+            config,
+            Some((subtopology, &members)),
+            partition,
+            wall_clock_ms,
+        )
     }
 
     fn build(
         topology: &Topology,
         config: &StreamsConfig,
-        members: Option<&[usize]>,
+        subtopology: Option<(usize, &[usize])>,
         partition: i32,
         wall_clock_ms: i64,
     ) -> Result<Self> {
         topology.validate()?;
+        let members = subtopology.map(|(_, m)| m);
         let member = |i: usize| members.is_none_or(|m| m.contains(&i));
         let app = config.application_id();
         let defs = topology.nodes();
@@ -243,7 +250,9 @@ impl StreamTask {
                 record_timestamp,
                 nodes,
                 application_id: app.to_owned(),
+                subtopology: subtopology.map_or(0, |(s, _)| s),
                 partition,
+                partition_counts: RefCell::default(),
                 stream_time: Cell::new(-1),
                 wall_clock: Cell::new(wall_clock_ms),
                 current: RefCell::new(RecordMetadata {
@@ -273,6 +282,34 @@ impl StreamTask {
             task.state.nodes[i].borrow_mut().init(&task.state, i)?;
         }
         Ok(task)
+    }
+
+    /// Tells the task how to learn a topic's partition count, which its
+    /// sinks' [`StreamPartitioner`](crate::processor::StreamPartitioner)s
+    /// are given. Each count is asked for once. Without a lookup every
+    /// topic has one partition, as in Kafka's `TopologyTestDriver`; the
+    /// runtime asks the cluster.
+    ///
+    /// ```
+    /// use streams_core::dsl::Produced;
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::record::RawRecord;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let last = |_: &str, _: Option<&String>, _: Option<&String>, n: i32| Some(n - 1);
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .to_with("out", Produced::default().with_stream_partitioner(last));
+    /// let topology = builder.build()?;
+    /// let mut task = StreamTask::for_subtopology(&topology, &StreamsConfig::new("app"), 0, 0, 0)?;
+    /// task.set_partition_count_lookup(Box::new(|topic| Ok((topic == "out").then_some(6))));
+    /// task.process("in", 0, RawRecord::new(Some(b"k".to_vec()), Some(b"v".to_vec()), 5))?;
+    /// assert_eq!(task.take_produced()[0].partition, Some(5));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_partition_count_lookup(&mut self, lookup: crate::processor::PartitionCountLookup) {
+        self.state.partition_counts.borrow_mut().set_lookup(lookup);
     }
 
     /// The partition the task processes (0 for [`StreamTask::new`]'s task).

@@ -63,7 +63,8 @@ pub struct Punctuation {
 }
 
 /// The id of a task: sub-topology and partition, as Kafka's `TaskId`
-/// (`0_0` in the test driver, which runs one task).
+/// (`0_0` in the test driver, which runs one task; the runtime's tasks
+/// have their own, `1_2` for partition 2 of sub-topology 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId {
     /// The sub-topology.
@@ -127,8 +128,8 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     /// The task this processor runs in.
     pub fn task_id(&self) -> TaskId {
         TaskId {
-            subtopology: 0,
-            partition: 0,
+            subtopology: u32::try_from(self.task.subtopology).unwrap_or(u32::MAX),
+            partition: self.task.partition,
         }
     }
 

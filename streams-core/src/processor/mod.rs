@@ -31,11 +31,13 @@
 
 mod context;
 pub(crate) mod node;
+pub(crate) mod partitioner;
 mod punctuation_queue;
 pub(crate) mod task;
 
 pub(crate) use context::StoreLookup;
 pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};
+pub use partitioner::{PartitionCountLookup, StreamPartitioner};
 
 use crate::error::Result;
 use crate::record::Record;

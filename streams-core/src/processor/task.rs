@@ -52,9 +52,14 @@ pub(crate) struct TaskState {
     pub(crate) record_timestamp: Rc<Cell<i64>>,
     pub(crate) nodes: Vec<RefCell<Box<dyn ErasedNode>>>,
     pub(crate) application_id: String,
+    /// The sub-topology the task runs (its id's first part; 0 in the test
+    /// driver's single task, which runs them all).
+    pub(crate) subtopology: usize,
     /// The partition the task processes (its id's second part; 0 in the
     /// test driver's single task).
     pub(crate) partition: i32,
+    /// Sink topics' partition counts, for stream partitioners.
+    pub(crate) partition_counts: RefCell<super::partitioner::PartitionCounts>,
     pub(crate) stream_time: Cell<i64>,
     pub(crate) wall_clock: Cell<i64>,
     /// Where the record being processed came from, valid while
@@ -155,6 +160,30 @@ impl TaskState {
     /// A sink's record for the topic named `topic` (computed per record).
     pub(crate) fn produce_named(&self, topic: &str, record: RawRecord) {
         self.collector.borrow_mut().push_named(topic, record);
+    }
+
+    /// A sink's record for partition `partition` of `topic`, as its
+    /// stream partitioner chose it.
+    pub(crate) fn produce_to_partition(&self, topic: &str, partition: i32, record: RawRecord) {
+        self.collector
+            .borrow_mut()
+            .push_to_partition(topic, partition, record);
+    }
+
+    /// The partition count of `topic` for a sink's stream partitioner.
+    ///
+    /// # Errors
+    /// [`StreamsError::PartitionInfo`] when the topic does not exist or
+    /// its count cannot be found out.
+    pub(crate) fn partition_count(&self, topic: &str) -> Result<i32> {
+        self.partition_counts
+            .borrow_mut()
+            .count(topic)
+            .map_err(|reason| StreamsError::PartitionInfo {
+                topic: topic.to_owned(),
+                task: format!("{}_{}", self.subtopology, self.partition),
+                reason,
+            })
     }
 
     pub(crate) fn count(&self, f: impl FnOnce(&mut TaskMetrics)) {

@@ -14,6 +14,10 @@ use super::RawRecord;
 pub struct ProducedRecord {
     /// The topic written (internal topics with their full, prefixed name).
     pub topic: Arc<str>,
+    /// The partition a sink's stream partitioner chose; `None` for the
+    /// producer's default partitioner (and for changelog records, which
+    /// go to the task's partition).
+    pub partition: Option<i32>,
     /// The serialized record.
     pub record: RawRecord,
 }
@@ -29,6 +33,9 @@ pub(crate) struct RecordCollector {
     /// The number of the topic written last: a sink writes one topic.
     last: usize,
     records: Vec<(usize, RawRecord)>,
+    /// The partitions stream partitioners chose, by index into `records`
+    /// (ascending): most records have none, so they carry none.
+    partitions: Vec<(usize, i32)>,
 }
 
 impl RecordCollector {
@@ -45,6 +52,16 @@ impl RecordCollector {
     /// per record).
     pub(crate) fn push_named(&mut self, topic: &str, record: RawRecord) {
         let number = self.number(topic, || Arc::from(topic));
+        self.records.push((number, record));
+    }
+
+    /// Adds a record written to partition `partition` of `topic`.
+    pub(crate) fn push_to_partition(&mut self, topic: &str, partition: i32, record: RawRecord) {
+        let number = match self.topics.get(self.last) {
+            Some(t) if &**t == topic => self.last,
+            _ => self.number(topic, || Arc::from(topic)),
+        };
+        self.partitions.push((self.records.len(), partition));
         self.records.push((number, record));
     }
 
@@ -67,10 +84,13 @@ impl RecordCollector {
 
     /// The records, with their topics' names.
     pub(crate) fn take_records(&mut self) -> Vec<ProducedRecord> {
+        let mut partitions = self.partitions.drain(..).peekable();
         self.records
             .drain(..)
-            .map(|(n, record)| ProducedRecord {
+            .enumerate()
+            .map(|(i, (n, record))| ProducedRecord {
                 topic: self.topics[n].clone(),
+                partition: partitions.next_if(|(at, _)| *at == i).map(|(_, p)| p),
                 record,
             })
             .collect()
@@ -78,8 +98,10 @@ impl RecordCollector {
 
     /// Moves the records, each with its topic's number, to the end of
     /// `into`; when `into` is empty the two buffers trade places and
-    /// nothing is copied.
+    /// nothing is copied. The partitions stream partitioners chose are
+    /// dropped: the test driver's topics have one partition.
     pub(crate) fn take_numbered(&mut self, into: &mut Vec<(usize, RawRecord)>) {
+        self.partitions.clear();
         if into.is_empty() {
             std::mem::swap(into, &mut self.records);
         } else {
@@ -97,8 +119,14 @@ impl RecordCollector {
     pub(crate) fn records(&self) -> Vec<ProducedRecord> {
         self.records
             .iter()
-            .map(|(n, record)| ProducedRecord {
+            .enumerate()
+            .map(|(i, (n, record))| ProducedRecord {
                 topic: self.topics[*n].clone(),
+                partition: self
+                    .partitions
+                    .iter()
+                    .find(|(at, _)| *at == i)
+                    .map(|(_, p)| *p),
                 record: record.clone(),
             })
             .collect()

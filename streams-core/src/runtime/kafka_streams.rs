@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use streams_clients::{ClientConfig, ClientSupplier, NewTopic};
 
 use crate::config::StreamsConfig;
+use crate::engine::TaskMetrics;
 use crate::runtime::config::{ProcessingGuarantee, RuntimeConfig};
 use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::metadata::TopologyMetadata;
@@ -552,6 +553,17 @@ impl KafkaStreams {
             });
         };
         Ok(t.engine.store::<S>(name)?)
+    }
+
+    /// What active task `task` on this instance processed and dropped
+    /// (Kafka's task-level `process-total` and `dropped-records-total`),
+    /// `None` when the task is not active here. The counts restart when a
+    /// task moves to another instance or thread.
+    pub fn task_metrics(&self, task: TaskId) -> Option<TaskMetrics> {
+        self.threads
+            .iter()
+            .find_map(|t| t.tasks.get(&task))
+            .map(|t| t.engine.metrics())
     }
 
     /// The tasks whose store `name` is on this instance, active ones.

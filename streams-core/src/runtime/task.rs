@@ -223,7 +223,8 @@ impl Task {
 
     /// Sends what sinks and changelogs produced: a changelog record to the
     /// task's partition of its changelog, a sink record to the partition
-    /// the producer's default partitioner picks for its key.
+    /// its stream partitioner chose, or else to the one the producer's
+    /// default partitioner picks for its key.
     pub(crate) fn send_produced(&mut self, producer: &mut dyn Producer) -> Result<()> {
         if !self.engine.has_produced() {
             return Ok(());
@@ -252,6 +253,8 @@ impl Task {
                 .collect();
             if is_changelog {
                 record = record.partition(partition);
+            } else if let Some(chosen) = produced.partition {
+                record = record.partition(chosen);
             }
             producer.send(record).map_err(|e| {
                 RuntimeError::client(

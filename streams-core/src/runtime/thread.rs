@@ -6,7 +6,9 @@
 //! tasks' stores, processes what was fetched, punctuates and commits when
 //! `commit.interval.ms` has passed on the clients' clock.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use streams_clients::{
@@ -81,7 +83,9 @@ pub(crate) struct StreamThread {
     /// commit purges, as Kafka's thread does on a real clock).
     last_purge_ms: Option<i64>,
     in_transaction: bool,
-    admin: Box<dyn streams_clients::Admin>,
+    /// Shared with the tasks, which ask it for their sinks' partition
+    /// counts.
+    admin: Rc<RefCell<Box<dyn streams_clients::Admin>>>,
     clients: Arc<dyn ClientSupplier>,
     producer_config: ClientConfig,
 }
@@ -210,7 +214,7 @@ impl StreamThread {
             last_commit_ms: now,
             last_purge_ms: None,
             in_transaction: false,
-            admin,
+            admin: Rc::new(RefCell::new(admin)),
             clients,
             producer_config,
         })
@@ -301,14 +305,23 @@ impl StreamThread {
     }
 
     /// The engine of task `id`: its sub-topology instantiated for its partition.
+    /// Its stream partitioners learn partition counts from the cluster.
     fn new_engine(&self, id: TaskId, now: i64) -> Result<StreamTask> {
-        Ok(StreamTask::for_subtopology(
+        let mut engine = StreamTask::for_subtopology(
             &self.topology,
             &self.streams_config,
             usize::try_from(id.subtopology).unwrap_or(usize::MAX),
             i32::try_from(id.partition).unwrap_or(i32::MAX),
             now,
-        )?)
+        )?;
+        let admin = self.admin.clone();
+        engine.set_partition_count_lookup(Box::new(move |topic| {
+            admin
+                .borrow_mut()
+                .partition_count(topic)
+                .map_err(|e| e.to_string())
+        }));
+        Ok(engine)
     }
 
     fn step_inner(&mut self) -> Result<StepOutcome> {
@@ -536,7 +549,7 @@ impl StreamThread {
             .map(|(tp, o)| (tp.clone(), *o))
             .collect();
         if !purge.is_empty() {
-            let _ = self.admin.delete_records(&purge);
+            let _ = self.admin.borrow_mut().delete_records(&purge);
         }
     }
 

@@ -81,6 +81,17 @@ pub trait Serde<T>: Send + Sync + 'static {
     fn deserialize_owned(&self, topic: &str, bytes: Vec<u8>) -> Result<T, SerdeError> {
         self.deserialize(topic, &bytes)
     }
+
+    /// For a serde of windowed keys, the bytes of the key inside the
+    /// window (Kafka's `WindowedSerializer.serializeBaseKey`): a DSL sink
+    /// without a stream partitioner partitions windowed keys by them, as
+    /// Kafka's `WindowedStreamPartitioner`, so that every window of a key
+    /// lands on the key's partition. `None` (the default) for any other
+    /// serde.
+    fn serialize_base_key(&self, topic: &str, value: &T) -> Option<Result<Vec<u8>, SerdeError>> {
+        let _ = (topic, value);
+        None
+    }
 }
 
 impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
@@ -95,6 +106,9 @@ impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
     }
     fn deserialize_owned(&self, topic: &str, bytes: Vec<u8>) -> Result<T, SerdeError> {
         (**self).deserialize_owned(topic, bytes)
+    }
+    fn serialize_base_key(&self, topic: &str, value: &T) -> Option<Result<Vec<u8>, SerdeError>> {
+        (**self).serialize_base_key(topic, value)
     }
 }
 

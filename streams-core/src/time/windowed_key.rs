@@ -207,6 +207,14 @@ impl<K: 'static> Serde<Windowed<K>> for WindowedSerde<K> {
         Ok(bytes)
     }
 
+    fn serialize_base_key(
+        &self,
+        topic: &str,
+        value: &Windowed<K>,
+    ) -> Option<Result<Vec<u8>, SerdeError>> {
+        Some(self.inner.serialize(topic, &value.key))
+    }
+
     fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<Windowed<K>, SerdeError> {
         let suffix = match self.layout {
             Layout::Time { .. } => TIMESTAMP_SIZE,

@@ -28,6 +28,7 @@ use std::rc::Rc;
 use crate::config::{StreamsConfig, resolve_serde};
 use crate::error::{RecordPart, Result, TopologyError};
 use crate::processor::Processor;
+use crate::processor::StreamPartitioner;
 use crate::processor::node::{ErasedNode, ProcessorNode};
 use crate::record::Record;
 use crate::serde::{Serde, SerdeRef};
@@ -40,6 +41,7 @@ mod topics_info;
 
 pub(crate) use global::GlobalStoreParts;
 pub(crate) use nodes::GlobalSourceNode;
+pub(crate) use nodes::SinkPartitioning;
 use nodes::{ResolvedSinkTopic, SinkNode, SourceNode};
 
 pub use description::{
@@ -597,8 +599,10 @@ impl Topology {
         topic: SinkTopic<K, V>,
         key_serde: Option<SerdeRef<K>>,
         value_serde: Option<SerdeRef<V>>,
+        partitioning: impl Into<SinkPartitioning<K, V>>,
         parents: &[&str],
     ) -> Result<(), TopologyError> {
+        let partitioning = partitioning.into();
         let kind = match &topic {
             SinkTopic::Fixed(t) => {
                 if t.name.is_empty() {
@@ -623,6 +627,7 @@ impl Topology {
                 target,
                 key: resolve_serde(&key_serde, config, node, RecordPart::Key)?,
                 value: resolve_serde(&value_serde, config, node, RecordPart::Value)?,
+                partitioning: partitioning.clone(),
             }) as Box<dyn ErasedNode>)
         });
         self.add_node(
@@ -741,6 +746,7 @@ impl Topology {
             SinkTopic::Fixed(TopicName::external(topic)),
             None,
             None,
+            None,
             parents,
         )?;
         Ok(self)
@@ -763,6 +769,80 @@ impl Topology {
             SinkTopic::Fixed(TopicName::external(topic)),
             Some(std::sync::Arc::new(key_serde)),
             Some(std::sync::Arc::new(value_serde)),
+            None,
+            parents,
+        )?;
+        Ok(self)
+    }
+
+    /// Adds a sink writing to `topic` with the default serdes, each record
+    /// to the partitions `partitioner` chooses, as Kafka's
+    /// `addSink(name, topic, partitioner, parentNames)`.
+    ///
+    /// ```
+    /// use streams_core::Topology;
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::record::RawRecord;
+    /// use streams_core::StreamsConfig;
+    ///
+    /// let mut topology = Topology::new();
+    /// // Every record to every partition: a broadcast (KIP-837).
+    /// struct Broadcast;
+    /// impl streams_core::processor::StreamPartitioner<String, String> for Broadcast {
+    ///     fn partitions(&self, _: &str, _: Option<&String>, _: Option<&String>, n: i32) -> Option<std::collections::BTreeSet<i32>> {
+    ///         Some((0..n).collect())
+    ///     }
+    /// }
+    /// topology
+    ///     .add_source::<String, String>("source", "in")?
+    ///     .add_sink_with_partitioner::<String, String>("sink", "out", Broadcast, &["source"])?;
+    /// let mut task = StreamTask::for_subtopology(&topology, &StreamsConfig::new("app"), 0, 0, 0)?;
+    /// task.set_partition_count_lookup(Box::new(|_| Ok(Some(3))));
+    /// task.process("in", 0, RawRecord::new(Some(b"k".to_vec()), Some(b"v".to_vec()), 5))?;
+    /// let partitions: Vec<_> = task.take_produced().iter().map(|r| r.partition).collect();
+    /// assert_eq!(partitions, [Some(0), Some(1), Some(2)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Topology::add_sink`].
+    pub fn add_sink_with_partitioner<K: 'static, V: 'static>(
+        &mut self,
+        name: &str,
+        topic: &str,
+        partitioner: impl StreamPartitioner<K, V>,
+        parents: &[&str],
+    ) -> Result<&mut Self> {
+        self.add_typed_sink::<K, V>(
+            name,
+            SinkTopic::Fixed(TopicName::external(topic)),
+            None,
+            None,
+            SinkPartitioning::Custom(Rc::new(partitioner)),
+            parents,
+        )?;
+        Ok(self)
+    }
+
+    /// As [`Topology::add_sink_with_partitioner`], with these serdes.
+    ///
+    /// # Errors
+    /// As [`Topology::add_sink`].
+    pub fn add_sink_with_serdes_and_partitioner<K: 'static, V: 'static>(
+        &mut self,
+        name: &str,
+        topic: &str,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+        partitioner: impl StreamPartitioner<K, V>,
+        parents: &[&str],
+    ) -> Result<&mut Self> {
+        self.add_typed_sink::<K, V>(
+            name,
+            SinkTopic::Fixed(TopicName::external(topic)),
+            Some(std::sync::Arc::new(key_serde)),
+            Some(std::sync::Arc::new(value_serde)),
+            SinkPartitioning::Custom(Rc::new(partitioner)),
             parents,
         )?;
         Ok(self)
@@ -783,6 +863,7 @@ impl Topology {
         self.add_typed_sink::<K, V>(
             name,
             SinkTopic::Extractor(extractor, shown),
+            None,
             None,
             None,
             parents,

@@ -12,9 +12,11 @@ use crate::config::DeserializationHandling;
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::processor::ProcessorContext;
 use crate::processor::node::{ErasedNode, take_record};
+use crate::processor::partitioner::PartitionerRef;
 use crate::processor::task::TaskState;
 use crate::record::{RawRecord, Record, RecordMetadata};
 use crate::serde::{ReadAt, SerdeRef};
+use streams_clients::partitioner::partition_for_key;
 
 /// Reads serialized records from a topic and forwards them typed.
 pub(crate) struct SourceNode<K, V> {
@@ -91,6 +93,37 @@ pub(crate) struct SinkNode<K, V> {
     pub(crate) target: ResolvedSinkTopic<K, V>,
     pub(crate) key: SerdeRef<K>,
     pub(crate) value: SerdeRef<V>,
+    pub(crate) partitioning: SinkPartitioning<K, V>,
+}
+
+/// How a sink chooses the partitions of its records.
+pub(crate) enum SinkPartitioning<K, V> {
+    /// The producer's default partitioner (a Processor API sink without a
+    /// partitioner, a repartition topic's).
+    Producer,
+    /// A DSL sink without a partitioner: windowed keys by the key inside
+    /// the window (Kafka's `WindowedStreamPartitioner`, which
+    /// `StreamSinkNode` gives a sink whose key serializer is windowed),
+    /// other keys by the producer.
+    BaseKeyIfWindowed,
+    /// The stream partitioner given.
+    Custom(PartitionerRef<K, V>),
+}
+
+impl<K, V> Clone for SinkPartitioning<K, V> {
+    fn clone(&self) -> Self {
+        match self {
+            SinkPartitioning::Producer => SinkPartitioning::Producer,
+            SinkPartitioning::BaseKeyIfWindowed => SinkPartitioning::BaseKeyIfWindowed,
+            SinkPartitioning::Custom(p) => SinkPartitioning::Custom(p.clone()),
+        }
+    }
+}
+
+impl<K, V> From<Option<PartitionerRef<K, V>>> for SinkPartitioning<K, V> {
+    fn from(partitioner: Option<PartitionerRef<K, V>>) -> Self {
+        partitioner.map_or(SinkPartitioning::Producer, SinkPartitioning::Custom)
+    }
 }
 
 impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
@@ -119,6 +152,43 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
                 timestamp: record.timestamp,
             });
         }
+        // Kafka's RecordCollectorImpl asks the partitioner before it
+        // serializes: it sees the typed key and value.
+        let partitions = match &self.partitioning {
+            SinkPartitioning::Producer => None,
+            SinkPartitioning::BaseKeyIfWindowed => match &record.key {
+                Some(key) => match self.key.serialize_base_key(topic, key) {
+                    Some(base) => {
+                        let base = base.map_err(|reason| StreamsError::Serialization {
+                            topic: topic.to_string(),
+                            node: Some(task.node_name(me).to_owned()),
+                            part: RecordPart::Key,
+                            reason,
+                        })?;
+                        let count = task.partition_count(topic)?;
+                        let partition = partition_for_key(&base, count).unwrap_or(0);
+                        Some(std::collections::BTreeSet::from([partition]))
+                    }
+                    None => None,
+                },
+                None => None,
+            },
+            SinkPartitioning::Custom(partitioner) => {
+                let count = task.partition_count(topic)?;
+                match partitioner.partitions(
+                    topic,
+                    record.key.as_ref(),
+                    record.value.as_ref(),
+                    count,
+                ) {
+                    Some(set) if set.is_empty() => {
+                        task.count(|m| m.dropped_records += 1);
+                        return Ok(());
+                    }
+                    chosen => chosen,
+                }
+            }
+        };
         let ser_err = |part, reason| StreamsError::Serialization {
             topic: topic.to_string(),
             node: Some(task.node_name(me).to_owned()),
@@ -155,9 +225,22 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             timestamp,
             headers,
         };
-        match &self.target {
-            ResolvedSinkTopic::Fixed(t) => task.produce(t, record),
-            ResolvedSinkTopic::Extractor(_) => task.produce_named(topic, record),
+        match (partitions, &self.target) {
+            (Some(partitions), _) => {
+                // A copy per partition (KIP-837's multicast), the last one
+                // the record itself.
+                let mut partitions = partitions.into_iter().peekable();
+                while let Some(partition) = partitions.next() {
+                    if partitions.peek().is_some() {
+                        task.produce_to_partition(topic, partition, record.clone());
+                    } else {
+                        task.produce_to_partition(topic, partition, record);
+                        break;
+                    }
+                }
+            }
+            (None, ResolvedSinkTopic::Fixed(t)) => task.produce(t, record),
+            (None, ResolvedSinkTopic::Extractor(_)) => task.produce_named(topic, record),
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! `batch.size` bytes were produced to it.
 //!
 //! ```
-//! use streams_broker::partitioner::{DefaultPartitioner, murmur2, partition_for_key};
+//! use streams_clients::partitioner::{DefaultPartitioner, murmur2, partition_for_key};
 //!
 //! assert_eq!(murmur2(b"foobar"), -790332482); // Kafka's UtilsTest
 //! assert_eq!(partition_for_key(b"foobar", 6)?, 0); // 1357151166 % 6
