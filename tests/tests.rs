@@ -22,6 +22,7 @@ mod record_cache;
 mod regressions;
 mod repartition_required;
 mod runtime;
+mod runtime_global;
 mod runtime_partitioner;
 mod runtime_tasks;
 mod stream_joins;

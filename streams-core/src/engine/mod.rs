@@ -52,7 +52,26 @@ pub struct StreamTask {
     sink_topics: Vec<String>,
     /// Global topic -> the source node of its global store.
     globals: Vec<(Arc<str>, usize)>,
+    /// Whether its global stores are another task's (see
+    /// [`StreamTask::for_subtopology_with_globals`]): closing it leaves
+    /// them open.
+    shares_globals: bool,
     closed: bool,
+}
+
+/// Handles on the global stores of one task, which other tasks of the
+/// instance read (see [`StreamTask::for_subtopology_with_globals`]).
+#[derive(Clone)]
+pub struct GlobalStores {
+    stores: Vec<Rc<RefCell<Box<dyn StateStore>>>>,
+}
+
+impl std::fmt::Debug for GlobalStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.stores.iter().map(|s| s.borrow().name().to_owned()))
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for StreamTask {
@@ -76,7 +95,7 @@ impl StreamTask {
     /// The topology is invalid, a serde is missing, or a processor's
     /// `init` failed.
     pub fn new(topology: &Topology, config: &StreamsConfig, wall_clock_ms: i64) -> Result<Self> {
-        Self::build(topology, config, None, 0, wall_clock_ms)
+        Self::build(topology, config, None, 0, wall_clock_ms, None)
     }
 
     /// Instantiates the sub-topology `subtopology` of `topology` as the
@@ -133,7 +152,88 @@ impl StreamTask {
             Some((subtopology, &members)),
             partition,
             wall_clock_ms,
+            None,
         )
+    }
+
+    /// As [`StreamTask::for_subtopology`], for a task that reads the
+    /// global stores of another task, `globals` (from
+    /// [`StreamTask::global_stores`]) instead of keeping its own: Kafka
+    /// Streams keeps one copy of each global store per instance, which its
+    /// global thread updates and every stream task reads. The task has no
+    /// global sources; [`StreamTask::process_global`] goes to the task that
+    /// owns the stores, and closing this task leaves them open.
+    ///
+    /// ```
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::record::RawRecord;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let prices = builder.global_table::<String, String>("prices");
+    /// builder
+    ///     .stream::<String, String>("orders")
+    ///     .join_global(&prices, |_, item| item.clone(), |order, price| format!("{order}@{price}"))
+    ///     .to("priced");
+    /// let topology = builder.build()?;
+    /// let config = StreamsConfig::new("shop");
+    /// let mut global = StreamTask::for_global_stores(&topology, &config, 0)?;
+    /// // Sub-topology 0 is the global store's, as in Kafka's describe().
+    /// let mut task = StreamTask::for_subtopology_with_globals(&topology, &config, 1, 1, 0, &global.global_stores())?;
+    /// global.process_global("prices", 0, RawRecord::new(Some(b"tea".to_vec()), Some(b"3".to_vec()), 1))?;
+    /// task.process("orders", 0, RawRecord::new(Some(b"o1".to_vec()), Some(b"tea".to_vec()), 2))?;
+    /// let produced = task.take_produced();
+    /// assert_eq!(produced[0].record.value.as_deref(), Some(&b"tea@3"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`StreamTask::for_subtopology`].
+    pub fn for_subtopology_with_globals(
+        topology: &Topology,
+        config: &StreamsConfig,
+        subtopology: usize,
+        partition: i32,
+        wall_clock_ms: i64,
+        globals: &GlobalStores,
+    ) -> Result<Self> {
+        let Some(members) = topology.subtopology_nodes(subtopology) else {
+            return Err(StreamsError::UnknownSubtopology {
+                subtopology,
+                count: topology.topics_info(config.application_id()).len(),
+            });
+        };
+        Self::build(
+            topology,
+            config,
+            Some((subtopology, &members)),
+            partition,
+            wall_clock_ms,
+            Some(globals),
+        )
+    }
+
+    /// The task of an instance's global stores, as Kafka's global stream
+    /// thread runs them: only the global sources, processors and stores of
+    /// `topology`, fed with [`StreamTask::process_global`]. Stream tasks
+    /// read its stores through [`StreamTask::global_stores`].
+    ///
+    /// # Errors
+    /// As [`StreamTask::new`].
+    pub fn for_global_stores(
+        topology: &Topology,
+        config: &StreamsConfig,
+        wall_clock_ms: i64,
+    ) -> Result<Self> {
+        Self::build(topology, config, Some((0, &[])), 0, wall_clock_ms, None)
+    }
+
+    /// Handles on the task's global stores, for stream tasks built with
+    /// [`StreamTask::for_subtopology_with_globals`] to read.
+    pub fn global_stores(&self) -> GlobalStores {
+        GlobalStores {
+            stores: self.state.stores[self.state.global_stores_from..].to_vec(),
+        }
     }
 
     fn build(
@@ -142,6 +242,7 @@ impl StreamTask {
         subtopology: Option<(usize, &[usize])>,
         partition: i32,
         wall_clock_ms: i64,
+        shared_globals: Option<&GlobalStores>,
     ) -> Result<Self> {
         topology.validate()?;
         let members = subtopology.map(|(_, m)| m);
@@ -179,7 +280,12 @@ impl StreamTask {
         // nodes; the processor is connected to its store.
         let mut globals = Vec::new();
         let mut global_nodes = Vec::new();
-        for (def, runtime) in topology.global_store_parts() {
+        let own_globals: Vec<_> = if shared_globals.is_some() {
+            Vec::new()
+        } else {
+            topology.global_store_parts().collect()
+        };
+        for (def, runtime) in &own_globals {
             let (source, processor) = (nodes.len(), nodes.len() + 1);
             nodes.push(RefCell::new((runtime.source_factory)(config, &def.source)?));
             nodes.push(RefCell::new((runtime.processor_factory)(
@@ -215,13 +321,18 @@ impl StreamTask {
             }
             let mut store = def.build(config)?;
             store.init(&store_context)?;
-            stores.push(RefCell::new(store));
+            stores.push(Rc::new(RefCell::new(store)));
         }
         let global_stores_from = stores.len();
-        for (_, runtime) in topology.global_store_parts() {
-            let mut store = runtime.store.build(config)?;
-            store.init(&store_context)?;
-            stores.push(RefCell::new(store));
+        match shared_globals {
+            Some(shared) => stores.extend(shared.stores.iter().cloned()),
+            None => {
+                for (_, runtime) in &own_globals {
+                    let mut store = runtime.store.build(config)?;
+                    store.init(&store_context)?;
+                    stores.push(Rc::new(RefCell::new(store)));
+                }
+            }
         }
         let mut node_stores: Vec<Vec<usize>> = defs
             .iter()
@@ -271,6 +382,7 @@ impl StreamTask {
             patterns,
             sink_topics,
             globals,
+            shares_globals: shared_globals.is_some(),
             closed: false,
         };
         // Global state first, as Kafka's driver initializes its global
@@ -587,7 +699,12 @@ impl StreamTask {
                 first = Some(e);
             }
         }
-        for cell in &self.state.stores {
+        let owned = if self.shares_globals {
+            &self.state.stores[..self.state.global_stores_from]
+        } else {
+            &self.state.stores[..]
+        };
+        for cell in owned {
             if let Err(e) = cell.borrow_mut().close()
                 && first.is_none()
             {

@@ -40,7 +40,8 @@ pub(crate) struct NodeMeta {
 /// their context.
 pub(crate) struct TaskState {
     pub(crate) meta: Vec<NodeMeta>,
-    pub(crate) stores: Vec<RefCell<Box<dyn StateStore>>>,
+    /// Shared: a stream task's global stores are its instance's.
+    pub(crate) stores: Vec<Rc<RefCell<Box<dyn StateStore>>>>,
     /// The stores' names, by index: found without borrowing the stores.
     pub(crate) store_names: Vec<Box<str>>,
     /// Store indexes each node is connected to.

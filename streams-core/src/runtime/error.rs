@@ -110,6 +110,16 @@ pub enum RuntimeError {
         /// The error (boxed: the runtime's errors stay small).
         source: Box<StreamsError>,
     },
+    /// The global stores' processing failed (a global topic's record
+    /// that does not decode, a global processor's error): Kafka's global
+    /// stream thread dies and takes the instance to ERROR.
+    #[error(
+        "the global stream thread failed: {source}; fix the global topic's records or serdes and restart the instance"
+    )]
+    GlobalThread {
+        /// What failed.
+        source: Box<StreamsError>,
+    },
     /// The topology could not be instantiated or assigned.
     #[error(transparent)]
     Streams(Box<StreamsError>),

@@ -11,6 +11,7 @@ use crate::config::StreamsConfig;
 use crate::engine::TaskMetrics;
 use crate::runtime::config::{ProcessingGuarantee, RuntimeConfig};
 use crate::runtime::error::{Result, RuntimeError};
+use crate::runtime::global_thread::GlobalThread;
 use crate::runtime::metadata::TopologyMetadata;
 use crate::runtime::restore::RestoreListener;
 use crate::runtime::task_id::TaskId;
@@ -99,6 +100,8 @@ pub struct KafkaStreams {
     listener: Option<StateListener>,
     restore_listener: Option<Arc<Mutex<dyn RestoreListener>>>,
     threads: Vec<StreamThread>,
+    /// The global stores and their consumer, when the topology has any.
+    global: Option<GlobalThread>,
     metadata: Option<Arc<TopologyMetadata>>,
 }
 
@@ -122,8 +125,7 @@ impl KafkaStreams {
     ///
     /// # Errors
     /// [`RuntimeError::InvalidConfig`] and
-    /// [`RuntimeError::InvalidApplicationId`] with Kafka's messages;
-    /// [`RuntimeError::Unsupported`] for a topology with global stores.
+    /// [`RuntimeError::InvalidApplicationId`] with Kafka's messages.
     pub fn new(
         topology: &Topology,
         config: StreamsConfig,
@@ -131,12 +133,6 @@ impl KafkaStreams {
     ) -> Result<Self> {
         let runtime = RuntimeConfig::from_streams_config(&config)?;
         topology.validate()?;
-        if !topology.describe().global_stores().is_empty() {
-            return Err(RuntimeError::Unsupported {
-                feature: "global stores",
-                hint: "run the topology in the TopologyTestDriver, or use a KTable joined on a co-partitioned topic",
-            });
-        }
         let process_id = config
             .properties()
             .get("client.id")
@@ -152,6 +148,7 @@ impl KafkaStreams {
             listener: None,
             restore_listener: None,
             threads: Vec::new(),
+            global: None,
             metadata: None,
         })
     }
@@ -313,6 +310,30 @@ impl KafkaStreams {
         let metadata = Arc::new(metadata);
         self.metadata = Some(metadata.clone());
         self.set_state(State::Rebalancing);
+        // The global stores first, read up to the end of their topics
+        // before any stream thread exists (Kafka's global thread
+        // bootstraps before the stream threads start).
+        let isolation = match self.config.guarantee {
+            ProcessingGuarantee::ExactlyOnceV2 => "read_committed",
+            ProcessingGuarantee::AtLeastOnce => "read_uncommitted",
+        };
+        let mut global = GlobalThread::new(
+            &self.topology,
+            &self.streams_config,
+            &self.process_id,
+            isolation,
+            &self.clients,
+            &mut *admin,
+        )?;
+        if let Some(g) = &mut global
+            && let Err(e) = g.bootstrap(self.restore_listener.as_ref())
+        {
+            g.close();
+            self.fail();
+            return Err(e);
+        }
+        let globals = global.as_ref().map(GlobalThread::global_stores);
+        self.global = global;
         let mut threads = Vec::with_capacity(self.config.num_stream_threads);
         for i in 0..self.config.num_stream_threads {
             threads.push(StreamThread::new(
@@ -324,6 +345,7 @@ impl KafkaStreams {
                 metadata.clone(),
                 self.clients.clone(),
                 self.restore_listener.clone(),
+                globals.clone(),
             )?);
         }
         self.threads = threads;
@@ -351,6 +373,18 @@ impl KafkaStreams {
             });
         }
         let mut total = StepOutcome::default();
+        if let Some(global) = &mut self.global {
+            match global.poll() {
+                Ok(n) => {
+                    total.processed += n;
+                    total.fetched += n;
+                }
+                Err(e) => {
+                    self.fail();
+                    return Err(e);
+                }
+            }
+        }
         for i in 0..self.threads.len() {
             match self.threads[i].step() {
                 Ok(o) => {
@@ -360,11 +394,7 @@ impl KafkaStreams {
                     total.committed |= o.committed;
                 }
                 Err(e) => {
-                    self.set_state(State::PendingError);
-                    for t in &mut self.threads {
-                        let _ = t.close(false);
-                    }
-                    self.set_state(State::Error);
+                    self.fail();
                     return Err(e);
                 }
             }
@@ -379,6 +409,18 @@ impl KafkaStreams {
             self.set_state(State::Rebalancing);
         }
         Ok(total)
+    }
+
+    /// A thread failed: the others close, the instance goes to ERROR.
+    fn fail(&mut self) {
+        self.set_state(State::PendingError);
+        for t in &mut self.threads {
+            let _ = t.close(false);
+        }
+        if let Some(g) = &mut self.global {
+            g.close();
+        }
+        self.set_state(State::Error);
     }
 
     /// Whether a task processed records it has not committed yet.
@@ -453,6 +495,9 @@ impl KafkaStreams {
             }
         }
         self.threads.clear();
+        if let Some(mut g) = self.global.take() {
+            g.close();
+        }
         self.set_state(State::NotRunning);
         first
     }
@@ -539,6 +584,44 @@ impl KafkaStreams {
             });
         };
         Ok(t.engine.store::<S>(name)?)
+    }
+
+    /// The global store `name` of this instance (a `GlobalKTable`'s or one
+    /// added with `Topology::add_global_store`): every instance keeps the
+    /// whole of it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use streams_broker::clients::api::SimulatedClients;
+    /// use streams_broker::{Cluster, NewTopic, ProducerRecord};
+    /// use streams_core::dsl::Materialized;
+    /// use streams_core::runtime::KafkaStreams;
+    /// use streams_core::state::TimestampedKeyValueStore;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.global_table_with::<String, String>("prices", Materialized::as_("prices-store"));
+    /// let cluster = Cluster::new();
+    /// cluster.admin().create_topic(NewTopic::new("prices", 3))?;
+    /// cluster.producer().send(ProducerRecord::new("prices", "tea", "3").partition(2))?;
+    /// let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("shop"), Arc::new(SimulatedClients::new(cluster.clone())))?;
+    /// app.start()?; // reads the global topic to its end
+    /// let store = app.global_store::<TimestampedKeyValueStore<String, String>>("prices-store")?;
+    /// assert_eq!(store.get(&"tea".to_owned()).map(|v| v.value.clone()), Some("3".to_owned()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RuntimeError::StoreNotLocal`] before `start` or after `close`; a
+    /// store of another type or name.
+    pub fn global_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'_, S>> {
+        match &self.global {
+            Some(g) => g.store::<S>(name),
+            None => Err(RuntimeError::StoreNotLocal {
+                store: name.to_owned(),
+                task: None,
+            }),
+        }
     }
 
     /// The store `name` of a standby task `task` on this instance.

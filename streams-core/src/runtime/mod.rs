@@ -23,6 +23,12 @@
 //!   `max.task.idle.ms`);
 //! - [`restore`]: stores restored from their changelogs, with Kafka's
 //!   restore-listener callbacks;
+//! - the global stores (a `GlobalKTable`'s, `Topology::add_global_store`'s):
+//!   one copy per instance, read to the end of their topics at `start`
+//!   and updated at the start of every step, which every task reads
+//!   ([`KafkaStreams::global_store`]);
+//! - sinks with a [`StreamPartitioner`](crate::processor::StreamPartitioner)
+//!   are told the cluster's partition count of their topic;
 //! - [`KafkaStreams`]: the instance, its [`State`] and state listener.
 //!
 //! Two instances of a word count over a 2-partition topic on the
@@ -70,6 +76,7 @@
 pub mod assignor;
 mod config;
 mod error;
+mod global_thread;
 mod kafka_streams;
 pub mod metadata;
 pub mod restore;

@@ -16,7 +16,7 @@ use streams_clients::{
 };
 
 use crate::config::StreamsConfig;
-use crate::engine::StreamTask;
+use crate::engine::{GlobalStores, StreamTask};
 use crate::runtime::config::{ProcessingGuarantee, RuntimeConfig};
 use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::metadata::{TaskMetadata, TopologyMetadata};
@@ -86,6 +86,8 @@ pub(crate) struct StreamThread {
     /// Shared with the tasks, which ask it for their sinks' partition
     /// counts.
     admin: Rc<RefCell<Box<dyn streams_clients::Admin>>>,
+    /// The instance's global stores, which every task reads.
+    globals: Option<GlobalStores>,
     clients: Arc<dyn ClientSupplier>,
     producer_config: ClientConfig,
 }
@@ -112,6 +114,7 @@ impl StreamThread {
         metadata: Arc<TopologyMetadata>,
         clients: Arc<dyn ClientSupplier>,
         listener: Option<Arc<Mutex<dyn RestoreListener>>>,
+        globals: Option<GlobalStores>,
     ) -> Result<Self> {
         let name = format!("{process_id}-StreamThread-{}", index + 1);
         let eos = config.guarantee == ProcessingGuarantee::ExactlyOnceV2;
@@ -215,6 +218,7 @@ impl StreamThread {
             last_purge_ms: None,
             in_transaction: false,
             admin: Rc::new(RefCell::new(admin)),
+            globals,
             clients,
             producer_config,
         })
@@ -307,13 +311,20 @@ impl StreamThread {
     /// The engine of task `id`: its sub-topology instantiated for its partition.
     /// Its stream partitioners learn partition counts from the cluster.
     fn new_engine(&self, id: TaskId, now: i64) -> Result<StreamTask> {
-        let mut engine = StreamTask::for_subtopology(
-            &self.topology,
-            &self.streams_config,
-            usize::try_from(id.subtopology).unwrap_or(usize::MAX),
-            i32::try_from(id.partition).unwrap_or(i32::MAX),
-            now,
-        )?;
+        let subtopology = usize::try_from(id.subtopology).unwrap_or(usize::MAX);
+        let partition = i32::try_from(id.partition).unwrap_or(i32::MAX);
+        let (topology, config) = (&self.topology, &self.streams_config);
+        let mut engine = match &self.globals {
+            Some(globals) => StreamTask::for_subtopology_with_globals(
+                topology,
+                config,
+                subtopology,
+                partition,
+                now,
+                globals,
+            )?,
+            None => StreamTask::for_subtopology(topology, config, subtopology, partition, now)?,
+        };
         let admin = self.admin.clone();
         engine.set_partition_count_lookup(Box::new(move |topic| {
             admin
