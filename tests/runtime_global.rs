@@ -289,7 +289,7 @@ fn a_global_record_that_does_not_decode_stops_the_instance() {
 /// returns the error and the instance is in ERROR, with no stream thread.
 #[test]
 fn a_bad_global_record_fails_the_bootstrap_at_start() {
-    let mut app = cluster();
+    let app = cluster();
     app.producer("prices", StringSerde, StringSerde)
         .send(&"tea".to_owned(), Some(&"three".to_owned()), 5)
         .unwrap();
