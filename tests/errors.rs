@@ -674,3 +674,21 @@ fn a_missing_serde_is_reported_when_the_driver_starts() {
         "{err:?}"
     );
 }
+
+/// Kafka's `InternalTopicConfig.setNumberOfPartitions`: "Number of
+/// partitions must be at least 1." The builder fails naming the topic.
+#[test]
+fn a_repartition_topic_with_no_partitions_is_refused() {
+    let builder = streams_core::StreamsBuilder::new();
+    builder
+        .stream::<String, String>("in")
+        .repartition_with(
+            streams_core::dsl::Repartitioned::as_("wide").with_number_of_partitions(0),
+        )
+        .to("out");
+    let err = builder.build().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid topology: repartition topic `wide-repartition` was given 0 partitions; Number of partitions must be at least 1"
+    );
+}

@@ -26,6 +26,7 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.TopologyException;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
@@ -214,6 +215,29 @@ public final class RuntimeOracle {
             .join(b.<String, String>globalTable("g"), (k, v) -> k, (v, g) -> v + g)
             .to("out")));
         s.add(new Scenario("processor_api_shared_store", topics("a", 2, "b", 3), null, sharedStoreTopology()));
+        // Repartitioned.withNumberOfPartitions: an enforced count, kept, flowing downstream, and
+        // checked by the CopartitionedTopicsEnforcer.
+        s.add(new Scenario("repartition_with_a_given_count", topics("in", 2), b -> b.<String, String>stream("in")
+            .repartition(Repartitioned.numberOfPartitions(5))
+            .groupByKey()
+            .count()));
+        s.add(new Scenario("given_count_flows_downstream", topics("in", 2), b -> b.<String, String>stream("in")
+            .repartition(Repartitioned.<String, String>as("wide").withNumberOfPartitions(6))
+            .selectKey((k, v) -> v)
+            .groupByKey()
+            .count()));
+        s.add(new Scenario("stream_table_join_with_a_given_count", topics("s", 2, "t", 3), b -> b.<String, String>stream("s")
+            .repartition(Repartitioned.numberOfPartitions(3))
+            .join(b.<String, String>table("t"), (v, t) -> v + t)
+            .to("out")));
+        s.add(new Scenario("stream_table_join_given_count_mismatch", topics("s", 2, "t", 3), b -> b.<String, String>stream("s")
+            .repartition(Repartitioned.numberOfPartitions(4))
+            .join(b.<String, String>table("t"), (v, t) -> v + t)
+            .to("out")));
+        s.add(new Scenario("stream_stream_join_given_counts_differ", topics("l", 2, "r", 2), b -> b.<String, String>stream("l")
+            .repartition(Repartitioned.numberOfPartitions(2))
+            .join(b.<String, String>stream("r").repartition(Repartitioned.numberOfPartitions(3)), (x, y) -> x + y, WINDOW)
+            .to("out")));
         return s;
     }
 
@@ -297,7 +321,13 @@ public final class RuntimeOracle {
         } else {
             final StreamsBuilder builder = new StreamsBuilder();
             s.dsl.accept(builder);
-            topology = builder.build();
+            try {
+                topology = builder.build();
+            } catch (final TopologyException e) {
+                // InternalTopologyBuilder.validateCopartition refuses enforced counts that differ.
+                w.append("error ").append(e.getClass().getSimpleName()).append(": ").append(e.getMessage()).append('\n');
+                return w.toString();
+            }
         }
         final Field f = Topology.class.getDeclaredField("internalTopologyBuilder");
         f.setAccessible(true);

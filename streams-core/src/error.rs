@@ -85,6 +85,26 @@ pub enum TopologyError {
     /// A node name was empty.
     #[error("a node name must not be empty")]
     EmptyName,
+    /// Repartition topics that must be co-partitioned (a join's two
+    /// sides) were given different partition counts.
+    #[error(
+        "Following topics do not have the same number of partitions: [{{{}}}]; give them the same count",
+        topics.iter().map(|(t, n)| format!("{t}={n}")).collect::<Vec<_>>().join(", ")
+    )]
+    EnforcedPartitionsDiffer {
+        /// The topics (without the application id) with their counts.
+        topics: Vec<(String, i32)>,
+    },
+    /// A repartition topic was given fewer than one partition.
+    #[error(
+        "repartition topic `{topic}` was given {partitions} partitions; Number of partitions must be at least 1"
+    )]
+    InvalidPartitionCount {
+        /// The repartition topic, without the application id.
+        topic: String,
+        /// The count given.
+        partitions: i32,
+    },
     /// A node names a parent that does not exist (yet).
     #[error(
         "node `{node}` names parent `{parent}`, which does not exist; add parents before their children"
@@ -657,6 +677,8 @@ mod tests {
             TopologyError::DuplicateStore { .. } => "DuplicateStore",
             TopologyError::NotAProcessor { .. } => "NotAProcessor",
             TopologyError::NonPositiveDuration { .. } => "NonPositiveDuration",
+            TopologyError::InvalidPartitionCount { .. } => "InvalidPartitionCount",
+            TopologyError::EnforcedPartitionsDiffer { .. } => "EnforcedPartitionsDiffer",
         }
     }
 
@@ -707,6 +729,13 @@ mod tests {
             TopologyError::NonPositiveDuration {
                 what: "punctuation interval",
                 millis: 0,
+            },
+            TopologyError::InvalidPartitionCount {
+                topic: s("wide-repartition"),
+                partitions: 0,
+            },
+            TopologyError::EnforcedPartitionsDiffer {
+                topics: vec![(s("l-repartition"), 2), (s("r-repartition"), 3)],
             },
         ]
     }
@@ -907,6 +936,8 @@ mod tests {
         Topology::DuplicateStore: store `st` is already added; store names must be unique
         Topology::NotAProcessor: `n` is not a processor of this topology; stores can be connected to processors only
         Topology::NonPositiveDuration: punctuation interval must be positive, but was 0 ms
+        Topology::InvalidPartitionCount: repartition topic `wide-repartition` was given 0 partitions; Number of partitions must be at least 1
+        Topology::EnforcedPartitionsDiffer: Following topics do not have the same number of partitions: [{l-repartition=2, r-repartition=3}]; give them the same count
         SerdeError::new: not a long
         SerdeError::from_error: an error occurred when formatting an argument
         "#);

@@ -331,6 +331,7 @@ impl StreamsBuilder {
             return Err(e);
         }
         inner.topology.validate()?;
+        inner.topology.validate_copartition()?;
         Ok(inner.topology.clone())
     }
 }

@@ -7,6 +7,7 @@ use crate::dsl::processors::{
     Filter, FlatMap, FlatMapValues, KvFn, Map, MapValues, PassThrough, Peek, SelectKey,
 };
 use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
+use crate::error::TopologyError;
 use crate::processor::Processor;
 use crate::serde::SerdeRef;
 use crate::topology::{
@@ -556,6 +557,23 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         };
         let ks = repartitioned.key_serde.or(self.key_serde.clone());
         let vs = repartitioned.value_serde.or(self.value_serde.clone());
+        let topic = if base.ends_with("-repartition") {
+            base.clone()
+        } else {
+            format!("{base}-repartition")
+        };
+        if let Some(n) = repartitioned.partitions {
+            self.builder.with_topology(|t| {
+                if n < 1 {
+                    return Err(TopologyError::InvalidPartitionCount {
+                        topic: topic.clone(),
+                        partitions: n,
+                    });
+                }
+                t.set_repartition_partitions(&topic, n);
+                Ok(())
+            });
+        }
         let mut out = self.through_internal_topic(&base, ks, vs, repartitioned.partitioner);
         out.key_serde = self.key_serde.clone();
         out.value_serde = self.value_serde.clone();

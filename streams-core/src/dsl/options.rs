@@ -126,8 +126,36 @@ serde_options!(
     /// topic (`<application.id>-<name>-repartition`) and a stream
     /// partitioner, as Kafka's `Repartitioned`.
     Repartitioned,
-    partitioner: PartitionerRef<K, V>
+    partitioner: PartitionerRef<K, V>,
+    partitions: i32
 );
+
+impl<K: 'static, V: 'static> Repartitioned<K, V> {
+    /// Gives the repartition topic `partitions` partitions, Kafka's
+    /// `Repartitioned.withNumberOfPartitions`: the runtime creates it with
+    /// that count instead of the count of its writers' source topics, and
+    /// topics co-partitioned with it must agree. The
+    /// `TopologyTestDriver` runs one partition whatever the count.
+    ///
+    /// ```
+    /// use streams_core::dsl::Repartitioned;
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .repartition_with(Repartitioned::as_("wide").with_number_of_partitions(12))
+    ///     .to("out");
+    /// let info = builder.build()?.topics_info("app");
+    /// assert_eq!(info[1].enforced_partitions["app-wide-repartition"], 12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_number_of_partitions(mut self, partitions: i32) -> Self {
+        self.partitions = Some(partitions);
+        self
+    }
+}
 
 macro_rules! with_stream_partitioner {
     ($name:ident, $doc:literal) => {

@@ -51,6 +51,29 @@ pub enum RuntimeError {
         /// Each topic with its partition count.
         topics: Vec<(String, i32)>,
     },
+    /// Repartition topics of one co-partition group were given different
+    /// partition counts (`Repartitioned::with_number_of_partitions`).
+    #[error(
+        "Invalid topology: Following topics do not have the same number of partitions: [{{{}}}]; give the co-partitioned repartition topics the same count",
+        topics.iter().map(|(t, n)| format!("{t}={n}")).collect::<Vec<_>>().join(", ")
+    )]
+    EnforcedPartitionsDiffer {
+        /// The group's repartition topics with their counts, by name.
+        topics: Vec<(String, i32)>,
+    },
+    /// A repartition topic given a partition count is co-partitioned with
+    /// user topics of another count.
+    #[error(
+        "Invalid topology: Number of partitions [{partitions}] of repartition topic [{topic}] doesn't match number of partitions [{source_partitions}] of the source topic. Give it the source topics' count, or none"
+    )]
+    EnforcedPartitionsMismatch {
+        /// The repartition topic.
+        topic: String,
+        /// The count it was given.
+        partitions: i32,
+        /// The count of the topics it is co-partitioned with.
+        source_partitions: i32,
+    },
     /// An internal topic exists with another partition count than the
     /// topology needs (Kafka's `InternalTopicManager` message).
     #[error(

@@ -101,12 +101,18 @@ impl TopologyMetadata {
         if !missing.is_empty() {
             return Err(RuntimeError::MissingSourceTopics { topics: missing });
         }
-        // Repartition topics: the largest count among their writers'
-        // sources, repeated until every chain is resolved.
+        // Repartition topics given a count keep it (Kafka's enforced
+        // number of partitions); the others take the largest count among
+        // their writers' sources, repeated until every chain is resolved.
         let repartition: BTreeSet<&String> = subtopologies
             .iter()
             .flat_map(|i| &i.repartition_source_topics)
             .collect();
+        let enforced: BTreeMap<String, i32> = subtopologies
+            .iter()
+            .flat_map(|i| i.enforced_partitions.clone())
+            .collect();
+        partitions.extend(enforced.clone());
         loop {
             let mut progress = false;
             for topic in &repartition {
@@ -135,8 +141,12 @@ impl TopologyMetadata {
                 break;
             }
         }
-        // Repartition topics in a co-partition group take the group's
-        // largest count; user topics in a group must agree.
+        // Kafka's CopartitionedTopicsEnforcer: in a co-partition group,
+        // user topics must agree and the repartition topics take their
+        // count; a group of repartition topics only takes the count given
+        // to those that were given one (which must agree), else its
+        // largest. A repartition topic given a count keeps it, and must
+        // match.
         for group in copartition_groups {
             let user: Vec<(String, i32)> = group
                 .iter()
@@ -146,15 +156,43 @@ impl TopologyMetadata {
             if user.windows(2).any(|w| w[0].1 != w[1].1) {
                 return Err(RuntimeError::NotCopartitioned { topics: user });
             }
-            let max = group
+            let given: Vec<(String, i32)> = group
                 .iter()
-                .filter_map(|t| partitions.get(t))
-                .max()
-                .copied();
-            if let Some(max) = max {
-                let target = user.first().map_or(max, |u| u.1);
-                for t in group.iter().filter(|t| repartition.contains(t)) {
-                    partitions.insert(t.clone(), target);
+                .filter_map(|t| enforced.get(t).map(|&n| (t.clone(), n)))
+                .collect();
+            let target = match (user.first(), given.first()) {
+                (Some(u), _) => Some(u.1),
+                (None, Some(first)) => {
+                    if given.iter().any(|(_, n)| *n != first.1) {
+                        let mut topics: Vec<(String, i32)> = group
+                            .iter()
+                            .filter_map(|t| partitions.get(t).map(|&n| (t.clone(), n)))
+                            .collect();
+                        topics.sort();
+                        return Err(RuntimeError::EnforcedPartitionsDiffer { topics });
+                    }
+                    Some(first.1)
+                }
+                (None, None) => group
+                    .iter()
+                    .filter_map(|t| partitions.get(t))
+                    .max()
+                    .copied(),
+            };
+            let Some(target) = target else { continue };
+            for t in group.iter().filter(|t| repartition.contains(t)) {
+                match enforced.get(t) {
+                    Some(&n) if n != target => {
+                        return Err(RuntimeError::EnforcedPartitionsMismatch {
+                            topic: t.clone(),
+                            partitions: n,
+                            source_partitions: target,
+                        });
+                    }
+                    Some(_) => {}
+                    None => {
+                        partitions.insert(t.clone(), target);
+                    }
                 }
             }
         }

@@ -280,6 +280,10 @@ pub struct Topology {
     /// store: where `suppress(until_window_closes(..))` finds when windows
     /// close (see `dsl/grace_search.rs`).
     window_grace: HashMap<String, i64>,
+    /// The partition count a repartition topic was given
+    /// (`Repartitioned::with_number_of_partitions`), by its name without
+    /// the application id.
+    repartition_partitions: HashMap<String, i32>,
 }
 
 impl fmt::Debug for Topology {
@@ -308,6 +312,17 @@ impl Topology {
 
     /// Records that `store` keeps a windowed aggregation's windows, closed
     /// `grace_ms` after they end.
+    /// Fixes the partition count of repartition topic `topic` (its name
+    /// without the application id).
+    pub(crate) fn set_repartition_partitions(&mut self, topic: &str, partitions: i32) {
+        self.repartition_partitions.insert(topic.to_owned(), partitions);
+    }
+
+    /// The partition count repartition topic `topic` was given, if any.
+    pub(crate) fn repartition_partitions(&self, topic: &str) -> Option<i32> {
+        self.repartition_partitions.get(topic).copied()
+    }
+
     pub(crate) fn set_window_grace(&mut self, store: &str, grace_ms: i64) {
         self.window_grace.insert(store.to_owned(), grace_ms);
     }

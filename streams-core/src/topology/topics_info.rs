@@ -26,6 +26,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::error::TopologyError;
 use crate::state::changelog_topic;
 use crate::topology::{NodeKind, Topology};
 
@@ -67,6 +68,10 @@ pub struct TopicsInfo {
     /// one re-keyed stream: Kafka does not check the two tables against
     /// each other).
     pub copartition_groups: Vec<Vec<String>>,
+    /// The repartition topics its sources read whose partition count was
+    /// given (`Repartitioned::with_number_of_partitions`, Kafka's enforced
+    /// count), with it.
+    pub enforced_partitions: std::collections::BTreeMap<String, i32>,
 }
 
 impl TopicsInfo {
@@ -106,18 +111,22 @@ impl Topology {
                     changelog_configs: std::collections::BTreeMap::new(),
                     dynamic_sink: false,
                     copartition_groups: Vec::new(),
+                    enforced_partitions: std::collections::BTreeMap::new(),
                 };
                 for &i in &members {
                     let def = &nodes[i];
                     match &def.kind {
                         NodeKind::Source { topics, pattern } => {
                             for t in topics {
-                                let list = if t.internal {
-                                    &mut info.repartition_source_topics
+                                let name = t.full_name(application_id);
+                                if t.internal {
+                                    if let Some(n) = self.repartition_partitions(&t.name) {
+                                        info.enforced_partitions.insert(name.clone(), n);
+                                    }
+                                    info.repartition_source_topics.push(name);
                                 } else {
-                                    &mut info.source_topics
-                                };
-                                list.push(t.full_name(application_id));
+                                    info.source_topics.push(name);
+                                }
                             }
                             if let Some((_, written)) = pattern {
                                 info.source_patterns.push(written.clone());
@@ -163,6 +172,34 @@ impl Topology {
                 info
             })
             .collect()
+    }
+
+    /// Kafka's `InternalTopologyBuilder.validateCopartition`, run when the
+    /// DSL builds: a co-partition group made only of repartition topics
+    /// given a partition count must have one count.
+    ///
+    /// # Errors
+    /// [`TopologyError::EnforcedPartitionsDiffer`] with the group's topics
+    /// (names without the application id) and counts.
+    pub(crate) fn validate_copartition(&self) -> Result<(), TopologyError> {
+        const APP: &str = "app";
+        for info in self.topics_info(APP) {
+            for group in &info.copartition_groups {
+                let given: Vec<(String, i32)> = group
+                    .iter()
+                    .filter_map(|t| {
+                        let name = t.strip_prefix("app-")?;
+                        Some((name.to_owned(), self.repartition_partitions(name)?))
+                    })
+                    .collect();
+                if given.len() == group.len() && given.windows(2).any(|w| w[0].1 != w[1].1) {
+                    let mut topics = given;
+                    topics.sort();
+                    return Err(TopologyError::EnforcedPartitionsDiffer { topics });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The node indexes of the sub-topology `id`, in the order they were
