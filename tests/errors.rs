@@ -686,7 +686,9 @@ fn a_repartition_topic_with_no_partitions_is_refused() {
             streams_core::dsl::Repartitioned::as_("wide").with_number_of_partitions(0),
         )
         .to("out");
-    let err = builder.build().unwrap_err();
+    let err = builder
+        .build()
+        .expect_err("a repartition topic of 0 partitions");
     assert_eq!(
         err.to_string(),
         "invalid topology: repartition topic `wide-repartition` was given 0 partitions; Number of partitions must be at least 1"
