@@ -12,6 +12,7 @@
 //! (0, Kafka's default: not at all); `-1` never waits.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use streams_clients::{ConsumerRecord, Header, Producer, ProducerRecord, TopicPartition};
 
@@ -27,9 +28,17 @@ pub(crate) struct Task {
     pub(crate) id: TaskId,
     pub(crate) engine: StreamTask,
     pub(crate) meta: TaskMetadata,
-    queues: BTreeMap<TopicPartition, VecDeque<ConsumerRecord>>,
-    /// The next offset to commit per input partition.
-    pub(crate) consumed: BTreeMap<TopicPartition, i64>,
+    /// Each input partition's fetched records, in the partitions' order
+    /// (a vector: a task reads a few partitions, and the per-record path
+    /// finds its queue by index, not by name).
+    queues: Vec<(TopicPartition, VecDeque<ConsumerRecord>)>,
+    /// The next offset to commit per input partition, at the index of its
+    /// queue; `None` until the partition's first record is processed.
+    consumed: Vec<Option<i64>>,
+    /// Whether each topic the engine produced to (by the `Arc` the engine
+    /// names it with) is a changelog: found once per topic, not per
+    /// record.
+    changelog_topics: Vec<(Arc<str>, bool)>,
     /// Whether it processed records since its last commit.
     pub(crate) dirty: bool,
     /// Per empty, caught-up partition: until when the task waits for it
@@ -41,17 +50,21 @@ pub(crate) struct Task {
 
 impl Task {
     pub(crate) fn new(engine: StreamTask, meta: TaskMetadata) -> Self {
-        let queues = meta
-            .partitions
-            .iter()
-            .map(|tp| (tp.clone(), VecDeque::new()))
+        let mut partitions = meta.partitions.clone();
+        partitions.sort();
+        partitions.dedup();
+        let consumed = vec![None; partitions.len()];
+        let queues = partitions
+            .into_iter()
+            .map(|tp| (tp, VecDeque::new()))
             .collect();
         Task {
             id: meta.id,
             engine,
             meta,
             queues,
-            consumed: BTreeMap::new(),
+            consumed,
+            changelog_topics: Vec::new(),
             dirty: false,
             idle_deadlines: BTreeMap::new(),
             changelog_offsets: BTreeMap::new(),
@@ -64,10 +77,29 @@ impl Task {
     }
 
     pub(crate) fn add(&mut self, record: ConsumerRecord) {
-        let tp = TopicPartition::new(&*record.topic, record.partition);
-        if let Some(q) = self.queues.get_mut(&tp) {
+        if let Some((_, q)) = self
+            .queues
+            .iter_mut()
+            .find(|(tp, _)| tp.partition == record.partition && *tp.topic == *record.topic)
+        {
             q.push_back(record);
         }
+    }
+
+    /// The next offset to commit per input partition processed since the
+    /// task started or last resumed.
+    pub(crate) fn consumed(&self) -> BTreeMap<TopicPartition, i64> {
+        self.queues
+            .iter()
+            .zip(&self.consumed)
+            .filter_map(|((tp, _), o)| o.map(|o| (tp.clone(), o)))
+            .collect()
+    }
+
+    /// Forgets what was processed (the task resumes from its committed
+    /// offsets).
+    pub(crate) fn clear_consumed(&mut self) {
+        self.consumed.iter_mut().for_each(|o| *o = None);
     }
 
     /// The earliest instant at which a caught-up empty partition stops
@@ -82,12 +114,12 @@ impl Task {
 
     /// Records buffered and not processed.
     pub(crate) fn buffered(&self) -> usize {
-        self.queues.values().map(VecDeque::len).sum()
+        self.queues.iter().map(|(_, q)| q.len()).sum()
     }
 
     /// Drops what is buffered (a task closed without commit).
     pub(crate) fn clear_buffers(&mut self) {
-        self.queues.values_mut().for_each(VecDeque::clear);
+        self.queues.iter_mut().for_each(|(_, q)| q.clear());
     }
 
     /// Whether the task may process now, Kafka's
@@ -111,7 +143,9 @@ impl Task {
         let mut ready = true;
         for (tp, q) in &self.queues {
             if !q.is_empty() {
-                self.idle_deadlines.remove(tp);
+                if !self.idle_deadlines.is_empty() {
+                    self.idle_deadlines.remove(tp);
+                }
                 continue;
             }
             match lag(tp) {
@@ -143,19 +177,19 @@ impl Task {
         now: i64,
         max_idle_ms: i64,
         lag: &dyn Fn(&TopicPartition) -> Option<i64>,
-    ) -> Option<TopicPartition> {
+    ) -> Option<usize> {
         if !self.ready_to_process(now, max_idle_ms, lag) {
             return None;
         }
-        let mut best: Option<(&TopicPartition, i64)> = None;
-        for (tp, q) in &self.queues {
+        let mut best: Option<(usize, i64)> = None;
+        for (i, (_, q)) in self.queues.iter().enumerate() {
             if let Some(r) = q.front()
                 && best.is_none_or(|(_, ts)| r.timestamp < ts)
             {
-                best = Some((tp, r.timestamp));
+                best = Some((i, r.timestamp));
             }
         }
-        best.map(|(tp, _)| tp.clone())
+        best.map(|(i, _)| i)
     }
 
     /// Processes up to `max` records; returns how many.
@@ -169,10 +203,11 @@ impl Task {
     ) -> Result<usize> {
         let mut n = 0;
         while n < max {
-            let Some(tp) = self.next_partition(now, max_idle_ms, lag) else {
+            let Some(i) = self.next_partition(now, max_idle_ms, lag) else {
                 break;
             };
-            let Some(record) = self.queues.get_mut(&tp).and_then(VecDeque::pop_front) else {
+            let (tp, queue) = &mut self.queues[i];
+            let Some(record) = queue.pop_front() else {
                 break;
             };
             let offset = record.offset;
@@ -180,7 +215,7 @@ impl Task {
             self.engine
                 .process(&tp.topic, offset, raw)
                 .map_err(|source| RuntimeError::task(self.id, source))?;
-            self.consumed.insert(tp, offset + 1);
+            self.consumed[i] = Some(offset + 1);
             self.dirty = true;
             self.engine
                 .maybe_punctuate_stream_time()
@@ -218,7 +253,7 @@ impl Task {
             .commit()
             .map_err(|source| RuntimeError::task(self.id, source))?;
         self.send_produced(producer)?;
-        Ok(self.consumed.clone())
+        Ok(self.consumed())
     }
 
     /// Sends what sinks and changelogs produced: a changelog record to the
@@ -231,11 +266,22 @@ impl Task {
         }
         let partition = i32::try_from(self.id.partition).unwrap_or(i32::MAX);
         for produced in self.engine.take_produced() {
-            let is_changelog = self
-                .meta
-                .changelogs
+            let is_changelog = match self
+                .changelog_topics
                 .iter()
-                .any(|(_, t)| *t == *produced.topic);
+                .find(|(t, _)| Arc::ptr_eq(t, &produced.topic))
+            {
+                Some((_, known)) => *known,
+                None => {
+                    let is = self
+                        .meta
+                        .changelogs
+                        .iter()
+                        .any(|(_, t)| *t == *produced.topic);
+                    self.changelog_topics.push((produced.topic.clone(), is));
+                    is
+                }
+            };
             let r = produced.record;
             let mut record = ProducerRecord::from_parts(
                 &*produced.topic,

@@ -555,9 +555,8 @@ impl StreamThread {
         let purge: BTreeMap<TopicPartition, i64> = self
             .tasks
             .values()
-            .flat_map(|t| &t.consumed)
+            .flat_map(|t| t.consumed())
             .filter(|(tp, _)| repartition.contains(&tp.topic))
-            .map(|(tp, o)| (tp.clone(), *o))
             .collect();
         if !purge.is_empty() {
             let _ = self.admin.borrow_mut().delete_records(&purge);
@@ -623,7 +622,7 @@ impl StreamThread {
             };
             let task = if let Some(mut task) = suspended.remove(&id) {
                 // Stayed with this thread: resume from the committed offsets.
-                task.consumed.clear();
+                task.clear_consumed();
                 task
             } else if let Some(standby) = self.standbys.remove(&id) {
                 let mut task = Task::new(standby.engine, meta);
