@@ -25,6 +25,21 @@ pub trait Producer: Send + std::fmt::Debug {
     /// As above.
     fn send(&mut self, record: ProducerRecord) -> Result<()>;
 
+    /// Hands `records` to the producer, as `send` would one by one; a
+    /// producer may put the records of one partition into one batch (as
+    /// Kafka's producer batches what it gathers for a partition), keeping
+    /// their order within the partition. The default sends each in
+    /// order. On an error some of the records may be sent.
+    ///
+    /// # Errors
+    /// As [`send`](Producer::send), for the first record that fails.
+    fn send_all(&mut self, records: Vec<ProducerRecord>) -> Result<()> {
+        for record in records {
+            self.send(record)?;
+        }
+        Ok(())
+    }
+
     /// Waits until every record sent since the last flush is acknowledged,
     /// and returns their metadata in the order sent.
     ///

@@ -278,6 +278,12 @@ impl streams_clients::Producer for ApiProducer {
         Ok(())
     }
 
+    fn send_all(&mut self, records: Vec<ProducerRecord>) -> Result<(), ClientError> {
+        self.producer
+            .send_all_async(records, &mut self.pending)
+            .map_err(|e| client_error(&self.client, "send", e))
+    }
+
     fn flush(&mut self) -> Result<Vec<RecordMetadata>, ClientError> {
         let mut sent = Vec::with_capacity(self.pending.len());
         let mut first_error = None;

@@ -252,6 +252,100 @@ impl Producer {
         })
     }
 
+    /// Sends `records`, those that go to one partition as one batch in
+    /// the order sent (what Kafka's producer gathers for a partition
+    /// before it sends), pushing a pending send per batch's record to
+    /// `pending`: the partitions, offsets within each partition and
+    /// timestamps of [`send_async`](Self::send_async) one by one, in
+    /// fewer batches. `pending` lists the records partition by partition,
+    /// as Kafka's producer completes them batch by batch.
+    ///
+    /// # Errors
+    /// As [`send_async`](Self::send_async) for the first record or batch
+    /// that fails: an unknown topic or partition sends nothing; a batch
+    /// that fails leaves the batches before it sent (and in `pending`).
+    pub fn send_all_async(
+        &self,
+        records: Vec<ProducerRecord>,
+        pending: &mut Vec<PendingSend>,
+    ) -> Result<()> {
+        let mut state = self.cluster.state();
+        // Each partition's records in the order sent, the partitions in
+        // the order first sent to (Kafka's accumulator keeps a batch per
+        // partition; the order within a partition is the order sent).
+        let mut runs: Vec<(TopicPartition, Vec<Record>)> = Vec::new();
+        for record in records {
+            let timestamp = record.timestamp.unwrap_or(state.now_ms);
+            let partitions = state.topic(&record.topic)?.partitions.len();
+            let size = record_size_in_bytes(
+                0,
+                0,
+                record.key.as_ref().map(Bytes::len),
+                record.value.as_ref().map(Bytes::len),
+                &record.headers,
+            );
+            let partition = self.choose_partition(&record, size, partitions)?;
+            let entry = Record {
+                key: record.key,
+                value: record.value,
+                headers: record.headers,
+                timestamp,
+            };
+            match runs
+                .iter_mut()
+                .find(|(tp, _)| tp.partition == partition && tp.topic == record.topic)
+            {
+                Some((_, run)) => run.push(entry),
+                None => runs.push((TopicPartition::new(record.topic, partition), vec![entry])),
+            }
+        }
+        for (tp, run) in runs {
+            self.append_run(&mut state, tp, run, pending)?;
+        }
+        Ok(())
+    }
+
+    /// Appends `records` to `tp` as one batch; a pending send per record.
+    fn append_run(
+        &self,
+        state: &mut State,
+        tp: TopicPartition,
+        records: Vec<Record>,
+        pending: &mut Vec<PendingSend>,
+    ) -> Result<()> {
+        let timestamps: Vec<i64> = records.iter().map(|r| r.timestamp).collect();
+        let txn = self.before_send(state, &tp)?;
+        let mut builder =
+            transactional_builder(RecordBatchBuilder::with_capacity(0, records.len()), txn);
+        for record in records {
+            builder.append_owned(record);
+        }
+        let batch = builder.build().map_err(|_| BrokerError::UnknownTopic {
+            topic: tp.topic.clone(),
+        })?;
+        self.check_isr_before(state, &tp)?;
+        let info = self.after_send(&tp, txn, state.append(&tp, batch))?;
+        let operation = self.delay(state, &tp, info.last_offset);
+        for (i, timestamp) in (0_i64..).zip(timestamps) {
+            pending.push(PendingSend {
+                cluster: self.cluster.clone(),
+                metadata: RecordMetadata {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                    offset: if self.config.acks == Acks::Zero {
+                        -1
+                    } else {
+                        info.first_offset + i
+                    },
+                    timestamp: info.log_append_time.unwrap_or(timestamp),
+                },
+                operation: operation.clone(),
+                replicated: false,
+            });
+        }
+        Ok(())
+    }
+
     /// For `acks=all`, the produce as a delayed operation in the cluster's
     /// produce purgatory, watched under its partition and expiring after
     /// `request.timeout.ms`; tried at once (a single replica completes it).

@@ -303,3 +303,53 @@ fn flush_waits_for_the_in_sync_replicas_of_acks_all_sends() {
     assert_eq!(cluster.log_info(&tp).unwrap().high_watermark, 2);
     assert_eq!(cluster.now_ms(), 0);
 }
+
+/// `send_all` batches what goes to each partition, as Kafka's
+/// accumulator: interleaved records to two partitions become one batch
+/// per partition, each in the order sent, with the offsets one-by-one
+/// sends would give; flush reports them partition by partition.
+#[test]
+fn send_all_puts_each_partitions_records_in_one_batch() {
+    let cluster = Cluster::new();
+    let clients = SimulatedClients::new(cluster.clone());
+    clients
+        .admin(&ClientConfig::new())
+        .unwrap()
+        .create_topic(&NewTopic::new("t", 2))
+        .unwrap();
+    let mut producer = clients.producer(&ClientConfig::new()).unwrap();
+    let records: Vec<ProducerRecord> = (0..6)
+        .map(|i| {
+            ProducerRecord::from_parts("t", None, Some(Bytes::from(format!("v{i}"))))
+                .partition(i % 2)
+                .timestamp(i64::from(i))
+        })
+        .collect();
+    producer.send_all(records).unwrap();
+    let sent = producer.flush().unwrap();
+    let placed: Vec<(i32, i64, i64)> = sent
+        .iter()
+        .map(|m| (m.partition, m.offset, m.timestamp))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            (0, 0, 0),
+            (0, 1, 2),
+            (0, 2, 4),
+            (1, 0, 1),
+            (1, 1, 3),
+            (1, 2, 5)
+        ]
+    );
+    for p in 0..2 {
+        let info = cluster.log_info(&TopicPartition::new("t", p)).unwrap();
+        let batches: usize = info.segments.iter().map(|s| s.batch_count).sum();
+        assert_eq!((batches, info.log_end_offset), (1, 3), "partition {p}");
+    }
+    // An unknown topic sends nothing and says which.
+    let err = producer
+        .send_all(vec![ProducerRecord::from_parts("nope", None, None)])
+        .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+}

@@ -265,7 +265,16 @@ impl Task {
             return Ok(());
         }
         let partition = i32::try_from(self.id.partition).unwrap_or(i32::MAX);
-        for produced in self.engine.take_produced() {
+        let produced = self.engine.take_produced();
+        let mut records = Vec::with_capacity(produced.len());
+        let mut topics: Vec<Arc<str>> = Vec::new();
+        for produced in produced {
+            if topics
+                .last()
+                .is_none_or(|t| !Arc::ptr_eq(t, &produced.topic))
+            {
+                topics.push(produced.topic.clone());
+            }
             let is_changelog = match self
                 .changelog_topics
                 .iter()
@@ -302,13 +311,19 @@ impl Task {
             } else if let Some(chosen) = produced.partition {
                 record = record.partition(chosen);
             }
-            producer.send(record).map_err(|e| {
-                RuntimeError::client(
-                    format!("task {} sending to topic {}", self.id, produced.topic),
-                    e,
-                )
-            })?;
+            records.push(record);
         }
+        // One call: the producer batches each partition's consecutive
+        // records, as Kafka's does.
+        producer.send_all(records).map_err(|e| {
+            let mut names: Vec<&str> = topics.iter().map(|t| &**t).collect();
+            names.sort_unstable();
+            names.dedup();
+            RuntimeError::client(
+                format!("task {} sending to topics {}", self.id, names.join(", ")),
+                e,
+            )
+        })?;
         Ok(())
     }
 }
