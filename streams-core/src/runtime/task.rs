@@ -220,9 +220,12 @@ impl Task {
             self.engine
                 .maybe_punctuate_stream_time()
                 .map_err(|source| RuntimeError::task(self.id, source))?;
-            self.send_produced(producer)?;
             n += 1;
         }
+        // What the records produced goes to the producer at once, so that
+        // it batches each partition's records (nothing reads them before
+        // this step ends: the thread polls at the start of a step).
+        self.send_produced(producer)?;
         Ok(n)
     }
 
