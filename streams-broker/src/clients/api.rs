@@ -38,7 +38,7 @@ use streams_clients::{
 };
 
 use crate::clients::{
-    Acks, Admin, AutoOffsetReset, Consumer, ConsumerConfig, IsolationLevel, NewTopic, PendingSend,
+    Acks, Admin, AutoOffsetReset, Consumer, ConsumerConfig, IsolationLevel, NewTopic, PendingBatch,
     Producer, ProducerConfig,
 };
 use crate::cluster::Cluster;
@@ -249,7 +249,7 @@ pub fn producer_for(
 pub struct ApiProducer {
     producer: Producer,
     client: String,
-    pending: Vec<PendingSend>,
+    pending: Vec<PendingBatch>,
 }
 
 impl ApiProducer {
@@ -264,7 +264,7 @@ impl ApiProducer {
 
     /// How many sends wait for their `acks`.
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.pending.iter().map(PendingBatch::len).sum()
     }
 }
 
@@ -274,7 +274,7 @@ impl streams_clients::Producer for ApiProducer {
             .producer
             .send_async(record)
             .map_err(|e| client_error(&self.client, "send", e))?;
-        self.pending.push(pending);
+        self.pending.push(pending.into());
         Ok(())
     }
 
@@ -285,11 +285,11 @@ impl streams_clients::Producer for ApiProducer {
     }
 
     fn flush(&mut self) -> Result<Vec<RecordMetadata>, ClientError> {
-        let mut sent = Vec::with_capacity(self.pending.len());
+        let mut sent = Vec::with_capacity(self.pending());
         let mut first_error = None;
         for pending in self.pending.drain(..) {
             match pending.wait() {
-                Ok(metadata) => sent.push(metadata),
+                Ok(metadata) => sent.extend(metadata),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }

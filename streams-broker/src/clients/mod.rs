@@ -24,5 +24,7 @@ pub use group::{GroupDescription, GroupState, MemberDescription};
 pub use admin::{Admin, AlterConfigOp, ConfigEntry, ListedOffset, NewTopic, OffsetSpec};
 pub use consumer::{AutoOffsetReset, Consumer, ConsumerConfig, ConsumerRecord};
 pub use isolation::IsolationLevel;
-pub use producer::{Acks, PendingSend, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
+pub use producer::{
+    Acks, PendingBatch, PendingSend, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
+};
 pub use transactional::TransactionManagerState;

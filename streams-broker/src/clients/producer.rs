@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use crate::cluster::{Cluster, State};
 use crate::error::{BrokerError, Result};
-use crate::partitioner::DefaultPartitioner;
+use crate::partitioner::{DefaultPartitioner, partition_for_key};
 use crate::purgatory::Delayed;
 use crate::record::{Record, RecordBatchBuilder, record_size_in_bytes};
 use crate::replication::delayed::DelayedProduce;
@@ -267,24 +267,45 @@ impl Producer {
     pub fn send_all_async(
         &self,
         records: Vec<ProducerRecord>,
-        pending: &mut Vec<PendingSend>,
+        pending: &mut Vec<PendingBatch>,
     ) -> Result<()> {
         let mut state = self.cluster.state();
         // Each partition's records in the order sent, the partitions in
         // the order first sent to (Kafka's accumulator keeps a batch per
         // partition; the order within a partition is the order sent).
         let mut runs: Vec<(TopicPartition, Vec<Record>)> = Vec::new();
+        let mut known: Option<(String, usize)> = None;
         for record in records {
             let timestamp = record.timestamp.unwrap_or(state.now_ms);
-            let partitions = state.topic(&record.topic)?.partitions.len();
-            let size = record_size_in_bytes(
-                0,
-                0,
-                record.key.as_ref().map(Bytes::len),
-                record.value.as_ref().map(Bytes::len),
-                &record.headers,
-            );
-            let partition = self.choose_partition(&record, size, partitions)?;
+            let partitions = match &known {
+                Some((topic, n)) if *topic == record.topic => *n,
+                _ => {
+                    let n = state.topic(&record.topic)?.partitions.len();
+                    known = Some((record.topic.clone(), n));
+                    n
+                }
+            };
+            // A keyed record's partition needs no partitioner state.
+            let partition = match (record.partition, record.key.as_deref()) {
+                (Some(p), _) => p,
+                (None, Some(key)) => {
+                    partition_for_key(key, i32::try_from(partitions).unwrap_or(i32::MAX)).map_err(
+                        |_| BrokerError::UnknownTopic {
+                            topic: record.topic.clone(),
+                        },
+                    )?
+                }
+                (None, None) => {
+                    let size = record_size_in_bytes(
+                        0,
+                        0,
+                        None,
+                        record.value.as_ref().map(Bytes::len),
+                        &record.headers,
+                    );
+                    self.choose_partition(&record, size, partitions)?
+                }
+            };
             let entry = Record {
                 key: record.key,
                 value: record.value,
@@ -300,20 +321,20 @@ impl Producer {
             }
         }
         for (tp, run) in runs {
-            self.append_run(&mut state, tp, run, pending)?;
+            pending.push(self.append_run(&mut state, tp, run)?);
         }
         Ok(())
     }
 
-    /// Appends `records` to `tp` as one batch; a pending send per record.
+    /// Appends `records` to `tp` as one batch.
     fn append_run(
         &self,
         state: &mut State,
         tp: TopicPartition,
         records: Vec<Record>,
-        pending: &mut Vec<PendingSend>,
-    ) -> Result<()> {
-        let timestamps: Vec<i64> = records.iter().map(|r| r.timestamp).collect();
+    ) -> Result<PendingBatch> {
+        let rest: Vec<i64> = records.iter().skip(1).map(|r| r.timestamp).collect();
+        let first_timestamp = records.first().map_or(-1, |r| r.timestamp);
         let txn = self.before_send(state, &tp)?;
         let mut builder =
             transactional_builder(RecordBatchBuilder::with_capacity(0, records.len()), txn);
@@ -326,24 +347,25 @@ impl Producer {
         self.check_isr_before(state, &tp)?;
         let info = self.after_send(&tp, txn, state.append(&tp, batch))?;
         let operation = self.delay(state, &tp, info.last_offset);
-        for (i, timestamp) in (0_i64..).zip(timestamps) {
-            pending.push(PendingSend {
+        Ok(PendingBatch {
+            send: PendingSend {
                 cluster: self.cluster.clone(),
                 metadata: RecordMetadata {
-                    topic: tp.topic.clone(),
+                    topic: tp.topic,
                     partition: tp.partition,
                     offset: if self.config.acks == Acks::Zero {
                         -1
                     } else {
-                        info.first_offset + i
+                        info.first_offset
                     },
-                    timestamp: info.log_append_time.unwrap_or(timestamp),
+                    timestamp: info.log_append_time.unwrap_or(first_timestamp),
                 },
-                operation: operation.clone(),
+                operation,
                 replicated: false,
-            });
-        }
-        Ok(())
+            },
+            rest,
+            log_append_time: info.log_append_time,
+        })
     }
 
     /// For `acks=all`, the produce as a delayed operation in the cluster's
@@ -464,6 +486,63 @@ impl Producer {
         }
         .wait()?;
         Ok(Some((info.first_offset, info.last_offset)))
+    }
+}
+
+/// A batch of records of one partition in flight
+/// ([`Producer::send_all_async`]): one [`PendingSend`] for the batch and
+/// what the records after its first need for their metadata.
+#[derive(Debug)]
+pub struct PendingBatch {
+    send: PendingSend,
+    /// The timestamps of the records after the first.
+    rest: Vec<i64>,
+    log_append_time: Option<i64>,
+}
+
+impl From<PendingSend> for PendingBatch {
+    fn from(send: PendingSend) -> Self {
+        PendingBatch {
+            send,
+            rest: Vec::new(),
+            log_append_time: None,
+        }
+    }
+}
+
+impl PendingBatch {
+    /// How many records the batch holds.
+    pub fn len(&self) -> usize {
+        1 + self.rest.len()
+    }
+
+    /// Whether it holds no record (never: a batch has its first).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Waits as [`PendingSend::wait`], then gives each record's metadata
+    /// in order.
+    ///
+    /// # Errors
+    /// As [`PendingSend::wait`].
+    pub fn wait(self) -> Result<Vec<RecordMetadata>> {
+        let first = self.send.wait()?;
+        let mut all = Vec::with_capacity(1 + self.rest.len());
+        for (i, timestamp) in (1_i64..).zip(self.rest) {
+            all.push(RecordMetadata {
+                topic: first.topic.clone(),
+                partition: first.partition,
+                offset: if first.offset < 0 {
+                    -1
+                } else {
+                    first.offset + i
+                },
+                timestamp: self.log_append_time.unwrap_or(timestamp),
+            });
+        }
+        all.insert(0, first);
+        Ok(all)
     }
 }
 
