@@ -140,6 +140,25 @@ impl StreamTask {
         partition: i32,
         wall_clock_ms: i64,
     ) -> Result<Self> {
+        Self::build_subtopology(
+            topology,
+            config,
+            subtopology,
+            partition,
+            wall_clock_ms,
+            None,
+        )
+    }
+
+    /// A sub-topology's task, with its own global stores or `globals`.
+    fn build_subtopology(
+        topology: &Topology,
+        config: &StreamsConfig,
+        subtopology: usize,
+        partition: i32,
+        wall_clock_ms: i64,
+        globals: Option<&GlobalStores>,
+    ) -> Result<Self> {
         let Some(members) = topology.subtopology_nodes(subtopology) else {
             return Err(StreamsError::UnknownSubtopology {
                 subtopology,
@@ -152,7 +171,7 @@ impl StreamTask {
             Some((subtopology, &members)),
             partition,
             wall_clock_ms,
-            None,
+            globals,
         )
     }
 
@@ -197,16 +216,10 @@ impl StreamTask {
         wall_clock_ms: i64,
         globals: &GlobalStores,
     ) -> Result<Self> {
-        let Some(members) = topology.subtopology_nodes(subtopology) else {
-            return Err(StreamsError::UnknownSubtopology {
-                subtopology,
-                count: topology.topics_info(config.application_id()).len(),
-            });
-        };
-        Self::build(
+        Self::build_subtopology(
             topology,
             config,
-            Some((subtopology, &members)),
+            subtopology,
             partition,
             wall_clock_ms,
             Some(globals),
