@@ -315,7 +315,8 @@ impl Topology {
     /// Fixes the partition count of repartition topic `topic` (its name
     /// without the application id).
     pub(crate) fn set_repartition_partitions(&mut self, topic: &str, partitions: i32) {
-        self.repartition_partitions.insert(topic.to_owned(), partitions);
+        self.repartition_partitions
+            .insert(topic.to_owned(), partitions);
     }
 
     /// The partition count repartition topic `topic` was given, if any.
