@@ -306,3 +306,42 @@ fn a_bad_global_record_fails_the_bootstrap_at_start() {
     assert_eq!(streams.state(), State::Error);
     assert!(streams.threads().is_empty());
 }
+
+/// Under exactly_once_v2 the global consumer reads committed data only,
+/// as every Kafka Streams consumer does then: an aborted price never
+/// reaches the global table, a committed one does; under at_least_once
+/// (read_uncommitted) the aborted one is there too, as in Kafka.
+#[test]
+fn exactly_once_global_tables_hold_committed_prices_only() {
+    use streams_broker::{ProducerConfig, ProducerRecord};
+    let mut app = cluster();
+    let producer = app
+        .cluster()
+        .producer_with(ProducerConfig::new().transactional_id("prices-writer"));
+    producer.init_transactions().unwrap();
+    let price = |item: &str, p: i64| {
+        ProducerRecord::new("prices", item.to_owned(), p.to_be_bytes().to_vec()).partition(0)
+    };
+    producer.begin_transaction().unwrap();
+    producer.send(price("tea", 3)).unwrap();
+    producer.commit_transaction().unwrap();
+    producer.begin_transaction().unwrap();
+    producer.send(price("tea", 99)).unwrap();
+    producer.send(price("pen", 98)).unwrap();
+    producer.abort_transaction().unwrap();
+    app.start(
+        "eos",
+        &priced_orders(),
+        config().with_property("processing.guarantee", "exactly_once_v2"),
+    )
+    .unwrap();
+    app.start("alos", &priced_orders(), config()).unwrap();
+    assert_eq!(
+        prices_in(&app, "eos"),
+        BTreeMap::from([("tea".to_owned(), 3)])
+    );
+    assert_eq!(
+        prices_in(&app, "alos"),
+        BTreeMap::from([("pen".to_owned(), 98), ("tea".to_owned(), 99)])
+    );
+}

@@ -41,7 +41,8 @@ pub trait Producer: Send + std::fmt::Debug {
     }
 
     /// Waits until every record sent since the last flush is acknowledged,
-    /// and returns their metadata in the order sent.
+    /// and returns their metadata: in the order sent within each
+    /// partition (a producer that batches gives them batch by batch).
     ///
     /// # Errors
     /// The first send that failed.

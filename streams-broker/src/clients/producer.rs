@@ -273,7 +273,9 @@ impl Producer {
         // Each partition's records in the order sent, the partitions in
         // the order first sent to (Kafka's accumulator keeps a batch per
         // partition; the order within a partition is the order sent).
-        let mut runs: Vec<(TopicPartition, Vec<Record>)> = Vec::new();
+        // A run is cut at `batch.size` bytes, as the accumulator starts a
+        // new batch there (a record larger than that is a batch alone).
+        let mut runs: Vec<(TopicPartition, Vec<Record>, usize)> = Vec::new();
         let mut known: Option<(String, usize)> = None;
         for record in records {
             let timestamp = record.timestamp.unwrap_or(state.now_ms);
@@ -285,26 +287,30 @@ impl Producer {
                     n
                 }
             };
+            let count = i32::try_from(partitions).unwrap_or(i32::MAX);
+            let size = record_size_in_bytes(
+                0,
+                0,
+                record.key.as_ref().map(Bytes::len),
+                record.value.as_ref().map(Bytes::len),
+                &record.headers,
+            );
             // A keyed record's partition needs no partitioner state.
             let partition = match (record.partition, record.key.as_deref()) {
-                (Some(p), _) => p,
+                (Some(p), _) if (0..count).contains(&p) => p,
+                (Some(p), _) => {
+                    return Err(BrokerError::UnknownPartition {
+                        topic: record.topic,
+                        partition: p,
+                        partitions: count,
+                    });
+                }
                 (None, Some(key)) => {
-                    partition_for_key(key, i32::try_from(partitions).unwrap_or(i32::MAX)).map_err(
-                        |_| BrokerError::UnknownTopic {
-                            topic: record.topic.clone(),
-                        },
-                    )?
+                    partition_for_key(key, count).map_err(|_| BrokerError::UnknownTopic {
+                        topic: record.topic.clone(),
+                    })?
                 }
-                (None, None) => {
-                    let size = record_size_in_bytes(
-                        0,
-                        0,
-                        None,
-                        record.value.as_ref().map(Bytes::len),
-                        &record.headers,
-                    );
-                    self.choose_partition(&record, size, partitions)?
-                }
+                (None, None) => self.choose_partition(&record, size, partitions)?,
             };
             let entry = Record {
                 key: record.key,
@@ -312,15 +318,23 @@ impl Producer {
                 headers: record.headers,
                 timestamp,
             };
-            match runs
+            let open = runs
                 .iter_mut()
-                .find(|(tp, _)| tp.partition == partition && tp.topic == record.topic)
-            {
-                Some((_, run)) => run.push(entry),
-                None => runs.push((TopicPartition::new(record.topic, partition), vec![entry])),
+                .rev()
+                .find(|(tp, _, _)| tp.partition == partition && tp.topic == record.topic);
+            match open {
+                Some((_, run, bytes)) if *bytes + size <= self.config.batch_size => {
+                    run.push(entry);
+                    *bytes += size;
+                }
+                _ => runs.push((
+                    TopicPartition::new(record.topic, partition),
+                    vec![entry],
+                    size,
+                )),
             }
         }
-        for (tp, run) in runs {
+        for (tp, run, _) in runs {
             pending.push(self.append_run(&mut state, tp, run)?);
         }
         Ok(())

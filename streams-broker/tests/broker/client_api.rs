@@ -353,3 +353,47 @@ fn send_all_puts_each_partitions_records_in_one_batch() {
         .unwrap_err();
     assert!(err.to_string().contains("nope"), "{err}");
 }
+
+/// A partition's records are cut into batches at `batch.size` (16384
+/// bytes by default), as Kafka's accumulator starts a new batch there, so
+/// that a large flush never makes a batch the broker refuses; a partition
+/// the topic does not have is refused before anything is written.
+#[test]
+fn send_all_cuts_batches_at_batch_size_and_checks_partitions_first() {
+    let cluster = Cluster::new();
+    let clients = SimulatedClients::new(cluster.clone());
+    clients
+        .admin(&ClientConfig::new())
+        .unwrap()
+        .create_topic(&NewTopic::new("big", 1))
+        .unwrap();
+    let mut producer = clients.producer(&ClientConfig::new()).unwrap();
+    // 200 records of 1,000 bytes: 200 KB, more than a 1 MiB batch would
+    // need to fail, cut into batches of at most 16 records.
+    let records: Vec<ProducerRecord> = (0..200)
+        .map(|_| {
+            ProducerRecord::from_parts("big", None, Some(Bytes::from(vec![7u8; 1000]))).partition(0)
+        })
+        .collect();
+    producer.send_all(records).unwrap();
+    let sent = producer.flush().unwrap();
+    assert_eq!(sent.len(), 200);
+    assert_eq!(sent.last().map(|m| m.offset), Some(199));
+    let info = cluster.log_info(&TopicPartition::new("big", 0)).unwrap();
+    let batches: usize = info.segments.iter().map(|s| s.batch_count).sum();
+    assert_eq!(
+        (batches, info.log_end_offset),
+        (13, 200),
+        "16 records of about 1 KB a batch"
+    );
+    // Partition 3 of a 1-partition topic: nothing of the call is written.
+    let err = producer
+        .send_all(vec![
+            ProducerRecord::from_parts("big", None, Some(Bytes::from_static(b"ok"))).partition(0),
+            ProducerRecord::from_parts("big", None, Some(Bytes::from_static(b"bad"))).partition(3),
+        ])
+        .unwrap_err();
+    assert!(err.to_string().contains("big"), "{err}");
+    let info = cluster.log_info(&TopicPartition::new("big", 0)).unwrap();
+    assert_eq!(info.log_end_offset, 200);
+}

@@ -143,6 +143,20 @@ pub enum RuntimeError {
         /// What failed.
         source: Box<StreamsError>,
     },
+    /// The global stores' bootstrap stopped below the end of a global
+    /// topic's partition (Kafka's "Global task did not make progress to
+    /// restore state", after `task.timeout.ms`).
+    #[error(
+        "Global task did not make progress to restore state: partition {partition} stopped at offset {position}, below its end offset {end}; check the global topic's records (an open transaction holds read_committed back)"
+    )]
+    GlobalRestoreStalled {
+        /// The global topic's partition.
+        partition: streams_clients::TopicPartition,
+        /// Where the global consumer stopped.
+        position: i64,
+        /// The end offset it had to reach.
+        end: i64,
+    },
     /// The topology could not be instantiated or assigned.
     #[error(transparent)]
     Streams(Box<StreamsError>),

@@ -149,7 +149,10 @@ impl GlobalThread {
             let behind: Vec<&TopicPartition> = self
                 .partitions
                 .iter()
-                .filter(|tp| restored.get(*tp).is_some_and(|(at, _)| *at < end[*tp]))
+                .filter(|tp| {
+                    let stop = end.get(*tp).copied().unwrap_or(0);
+                    restored.get(*tp).is_some_and(|(at, _)| *at < stop)
+                })
                 .collect();
             if behind.is_empty() {
                 break;
@@ -185,8 +188,24 @@ impl GlobalThread {
                 }
             }
             if !moved {
-                // Nothing more below the end offsets (control records and
-                // aborted data take offsets but hold nothing to read).
+                // Still below an end offset and nothing came: Kafka waits
+                // `task.timeout.ms` and fails ("Global task did not make
+                // progress to restore state"); on the mock clock nothing
+                // would come later, so it fails now, naming the partition.
+                let stuck = self.partitions.iter().find_map(|tp| {
+                    let stop = end.get(tp).copied().unwrap_or(0);
+                    restored
+                        .get(tp)
+                        .filter(|(at, _)| *at < stop)
+                        .map(|(at, _)| (tp.clone(), *at, stop))
+                });
+                if let Some((partition, position, end)) = stuck {
+                    return Err(RuntimeError::GlobalRestoreStalled {
+                        partition,
+                        position,
+                        end,
+                    });
+                }
                 break;
             }
         }
