@@ -7,10 +7,11 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pretty_assertions::assert_eq;
+use streams_core::config::LogAndContinueExceptionHandler;
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{
-    Consumed, DeserializationHandling, Produced, Record, RecordPart, Result, StreamsBuilder,
+    Consumed, Produced, Record, RecordPart, Result, StreamsBuilder,
     StreamsConfig, StreamsError, Topics, Topology, TopologyError,
 };
 use streams_test::{TestRecord, TopologyTestDriver};
@@ -179,7 +180,7 @@ fn undecodable_records_are_skipped_and_counted_when_configured() {
         .stream_with::<String, i64>("in", Consumed::with(StringSerde, I64Serde))
         .to_with("out", Produced::with(StringSerde, I64Serde));
     let config = StreamsConfig::new("continue")
-        .with_deserialization_handling(DeserializationHandling::Continue);
+        .with_deserialization_exception_handler(LogAndContinueExceptionHandler);
     let driver = TopologyTestDriver::with_config(builder.build().expect("valid topology"), config)
         .expect("driver starts");
     let input = driver.create_input_topic("in", StringSerde, streams_core::serde::BytesSerde);
@@ -311,11 +312,18 @@ fn nothing_already_produced_is_lost_when_a_later_record_fails() {
     let err = input
         .try_pipe_record(TestRecord::key_value("k2", "boom").at(1))
         .expect_err("the processor fails");
+    // The default processing handler (log and fail) names the task, the
+    // record and the node, as Kafka's `Exception caught in process. ..`.
     assert!(
-        matches!(&err, StreamsError::Processing { node: Some(node), .. } if node == "boom"),
+        matches!(&err, StreamsError::ProcessingFailed { node, origin, .. }
+            if node == "boom" && origin.offset == 1),
         "{err:?}"
     );
-    assert_eq!(err.to_string(), "processor `boom` failed: boom");
+    assert_eq!(
+        err.to_string(),
+        "exception caught in process: task 0_0, topic `in`, partition 0, offset 1, processor `boom`: \
+         processor `boom` failed: boom"
+    );
 
     input.pipe_key_value_at("k3", "c", 2);
     assert_eq!(

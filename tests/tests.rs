@@ -10,6 +10,7 @@
 mod cluster_changelog;
 mod compat;
 mod compat_runtime;
+mod dead_letter_queue;
 mod driver;
 mod dsl;
 mod errors;

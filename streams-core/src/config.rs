@@ -11,12 +11,35 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::serde::{AnySerde, Serde, SerdeRef, builtin_serde};
 
-/// What to do with a record whose key or value cannot be deserialized,
-/// Kafka's `default.deserialization.exception.handler`.
+mod handlers;
+
+pub use handlers::{
+    DefaultProductionExceptionHandler, DeserializationExceptionHandler, ErrorHandlerContext,
+    FixedProductionExceptionHandler, HEADER_ERRORS_EXCEPTION_MESSAGE_NAME,
+    HEADER_ERRORS_EXCEPTION_NAME, HEADER_ERRORS_OFFSET_NAME, HEADER_ERRORS_PARTITION_NAME,
+    HEADER_ERRORS_STACKTRACE_NAME, HEADER_ERRORS_TOPIC_NAME, HandlerResult,
+    LogAndContinueExceptionHandler, LogAndContinueProcessingExceptionHandler,
+    LogAndFailExceptionHandler, LogAndFailProcessingExceptionHandler, ProcessingExceptionHandler,
+    ProductionExceptionHandler, Response, build_dead_letter_queue_record,
+    maybe_build_dead_letter_queue_records,
+};
+pub(crate) use handlers::{
+    SharedDeserializationHandler, SharedProcessingHandler, SharedProductionHandler,
+};
+
+/// What to do with a record whose key or value cannot be deserialized:
+/// the older, closed form of [`DeserializationExceptionHandler`].
+#[deprecated(
+    since = "0.2.0",
+    note = "use StreamsConfig::with_deserialization_exception_handler(LogAndContinueExceptionHandler) \
+            or the `deserialization.exception.handler` property"
+)]
+#[allow(deprecated)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DeserializationHandling {
     /// Stop with an error naming the topic, partition and offset
@@ -32,12 +55,46 @@ pub enum DeserializationHandling {
 ///
 /// Only what the engine uses is typed; any other Kafka property can be kept
 /// in [`StreamsConfig::properties`] for processors to read.
+///
+/// # Bad records
+/// Three handlers decide what happens to a record that cannot be read,
+/// processed or written; each is set by its Kafka property (a Kafka class
+/// name, full or simple) or by a typed builder taking any implementation of
+/// the handler's trait (which wins over the property). A dead letter queue
+/// (`errors.dead.letter.queue.topic.name`, KIP-1034) receives the bad
+/// record under every built-in handler, fail included.
+///
+/// | property | default | built-ins |
+/// | --- | --- | --- |
+/// | `deserialization.exception.handler` (formerly `default.deserialization.exception.handler`, still read) | `LogAndFailExceptionHandler` | [`LogAndFailExceptionHandler`], [`LogAndContinueExceptionHandler`] |
+/// | `processing.exception.handler` | `LogAndFailProcessingExceptionHandler` | [`LogAndFailProcessingExceptionHandler`], [`LogAndContinueProcessingExceptionHandler`] |
+/// | `production.exception.handler` | `DefaultProductionExceptionHandler` (fail) | [`DefaultProductionExceptionHandler`]; `CONTINUE`, `FAIL`, `RETRY` ([`FixedProductionExceptionHandler`]) |
+///
+/// ```
+/// use streams_core::engine::StreamTask;
+/// use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+///
+/// let builder = StreamsBuilder::new();
+/// builder.stream::<String, i64>("in").to("out");
+/// let config = StreamsConfig::new("app")
+///     .with_property("deserialization.exception.handler", "LogAndContinueExceptionHandler")
+///     .with_dead_letter_queue_topic("dlq");
+/// let mut task = StreamTask::new(&builder.build()?, &config, 0)?;
+/// task.process("in", 3, RawRecord::new(None, Some(b"bad".to_vec()), 7))?;
+/// let produced = task.take_produced();
+/// assert_eq!(&*produced[0].topic, "dlq");
+/// assert_eq!(produced[0].record.headers.last("__streams.errors.offset"), Some(&b"3"[..]));
+/// assert_eq!(task.metrics().dropped_records, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct StreamsConfig {
     application_id: String,
     default_key_serde: Option<AnySerde>,
     default_value_serde: Option<AnySerde>,
-    deserialization_handling: DeserializationHandling,
+    deserialization_handler: Option<SharedDeserializationHandler>,
+    processing_handler: Option<SharedProcessingHandler>,
+    production_handler: Option<SharedProductionHandler>,
     properties: BTreeMap<String, String>,
 }
 
@@ -51,13 +108,37 @@ impl StreamsConfig {
     /// The application id used when none is given.
     pub const DEFAULT_APPLICATION_ID: &'static str = "test-app";
 
+    /// `deserialization.exception.handler`: the handler of records that
+    /// cannot be deserialized.
+    pub const DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG: &'static str =
+        "deserialization.exception.handler";
+    /// `default.deserialization.exception.handler`: the deprecated name of
+    /// [`Self::DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG`], read when
+    /// the new name is not set.
+    pub const DEFAULT_DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG: &'static str =
+        "default.deserialization.exception.handler";
+    /// `processing.exception.handler` (KIP-1033): the handler of errors of
+    /// user code in processors.
+    pub const PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG: &'static str =
+        "processing.exception.handler";
+    /// `production.exception.handler` (KIP-1065): the handler of records
+    /// sinks cannot produce.
+    pub const PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG: &'static str =
+        "production.exception.handler";
+    /// `errors.dead.letter.queue.topic.name` (KIP-1034): the topic the
+    /// built-in handlers send bad records to.
+    pub const ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG: &'static str =
+        "errors.dead.letter.queue.topic.name";
+
     /// A config with this `application.id` and no default serdes.
     pub fn new(application_id: impl Into<String>) -> Self {
         StreamsConfig {
             application_id: application_id.into(),
             default_key_serde: None,
             default_value_serde: None,
-            deserialization_handling: DeserializationHandling::Fail,
+            deserialization_handler: None,
+            processing_handler: None,
+            production_handler: None,
             properties: BTreeMap::new(),
         }
     }
@@ -79,10 +160,119 @@ impl StreamsConfig {
     }
 
     /// Sets what happens to records that cannot be deserialized.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use with_deserialization_exception_handler(LogAndContinueExceptionHandler)"
+    )]
+    #[allow(deprecated)]
     #[must_use]
-    pub fn with_deserialization_handling(mut self, handling: DeserializationHandling) -> Self {
-        self.deserialization_handling = handling;
+    pub fn with_deserialization_handling(self, handling: DeserializationHandling) -> Self {
+        match handling {
+            DeserializationHandling::Fail => {
+                self.with_deserialization_exception_handler(LogAndFailExceptionHandler)
+            }
+            DeserializationHandling::Continue => {
+                self.with_deserialization_exception_handler(LogAndContinueExceptionHandler)
+            }
+        }
+    }
+
+    /// Sets the handler of records that cannot be deserialized (over the
+    /// `deserialization.exception.handler` property).
+    ///
+    /// ```
+    /// use streams_core::config::LogAndContinueExceptionHandler;
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, i64>("in").to("out");
+    /// let config = StreamsConfig::new("app").with_deserialization_exception_handler(LogAndContinueExceptionHandler);
+    /// let mut task = StreamTask::new(&builder.build()?, &config, 0)?;
+    /// task.process("in", 0, RawRecord::new(None, Some(b"bad".to_vec()), 7))?;
+    /// assert!(task.take_produced().is_empty());
+    /// assert_eq!(task.metrics().dropped_records, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_deserialization_exception_handler(
+        mut self,
+        handler: impl DeserializationExceptionHandler,
+    ) -> Self {
+        self.deserialization_handler = Some(Arc::new(handler));
         self
+    }
+
+    /// Sets the handler of errors of user code in processors (over the
+    /// `processing.exception.handler` property).
+    ///
+    /// ```
+    /// use streams_core::config::LogAndContinueProcessingExceptionHandler;
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .try_map_values(|v| if v == "boom" { Err("boom") } else { Ok(v.to_uppercase()) })
+    ///     .to("out");
+    /// let config = StreamsConfig::new("app")
+    ///     .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler);
+    /// let mut task = StreamTask::new(&builder.build()?, &config, 0)?;
+    /// task.process("in", 0, RawRecord::new(None, Some(b"boom".to_vec()), 7))?;
+    /// task.process("in", 1, RawRecord::new(None, Some(b"ok".to_vec()), 8))?;
+    /// assert_eq!(task.take_produced().len(), 1);
+    /// assert_eq!(task.metrics().dropped_records, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_processing_exception_handler(
+        mut self,
+        handler: impl ProcessingExceptionHandler,
+    ) -> Self {
+        self.processing_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets the handler of records sinks cannot produce (over the
+    /// `production.exception.handler` property).
+    ///
+    /// ```
+    /// use streams_core::config::{FixedProductionExceptionHandler, HandlerResult};
+    /// use streams_core::StreamsConfig;
+    ///
+    /// let config = StreamsConfig::new("app")
+    ///     .with_production_exception_handler(FixedProductionExceptionHandler(HandlerResult::Resume));
+    /// assert_eq!(
+    ///     format!("{:?}", config.production_exception_handler()?),
+    ///     "FixedProductionExceptionHandler(Resume)"
+    /// );
+    /// let by_name = StreamsConfig::new("app").with_property("production.exception.handler", "CONTINUE");
+    /// assert_eq!(format!("{:?}", by_name.production_exception_handler()?), "FixedProductionExceptionHandler(Resume)");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_production_exception_handler(
+        mut self,
+        handler: impl ProductionExceptionHandler,
+    ) -> Self {
+        self.production_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets `errors.dead.letter.queue.topic.name` (KIP-1034): the built-in
+    /// handlers send each bad record there, with the `__streams.errors.*`
+    /// headers.
+    ///
+    /// ```
+    /// use streams_core::StreamsConfig;
+    /// let config = StreamsConfig::new("app").with_dead_letter_queue_topic("dlq");
+    /// assert_eq!(config.dead_letter_queue_topic(), Some("dlq"));
+    /// assert_eq!(config.properties()["errors.dead.letter.queue.topic.name"], "dlq");
+    /// ```
+    #[must_use]
+    pub fn with_dead_letter_queue_topic(self, topic: impl Into<String>) -> Self {
+        self.with_property(Self::ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topic)
     }
 
     /// Sets any other property, by its Kafka name.
@@ -107,9 +297,150 @@ impl StreamsConfig {
         self.default_value_serde.as_ref()
     }
 
-    /// What happens to records that cannot be deserialized.
+    /// What happens to records that cannot be deserialized, in the older
+    /// closed form: `Continue` when the handler is
+    /// [`LogAndContinueExceptionHandler`], else `Fail`.
+    #[deprecated(since = "0.2.0", note = "use deserialization_exception_handler()")]
+    #[allow(deprecated)]
     pub fn deserialization_handling(&self) -> DeserializationHandling {
-        self.deserialization_handling
+        match self.deserialization_exception_handler() {
+            Ok(h) if format!("{h:?}") == "LogAndContinueExceptionHandler" => {
+                DeserializationHandling::Continue
+            }
+            _ => DeserializationHandling::Fail,
+        }
+    }
+
+    /// `errors.dead.letter.queue.topic.name`, if set.
+    pub fn dead_letter_queue_topic(&self) -> Option<&str> {
+        self.properties
+            .get(Self::ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG)
+            .map(String::as_str)
+    }
+
+    /// The deserialization handler: the one set by
+    /// [`with_deserialization_exception_handler`](Self::with_deserialization_exception_handler),
+    /// else the one `deserialization.exception.handler` (or the deprecated
+    /// `default.deserialization.exception.handler`) names, else
+    /// [`LogAndFailExceptionHandler`].
+    ///
+    /// # Errors
+    /// [`StreamsError::InvalidConfig`] when the property names no built-in
+    /// handler.
+    pub fn deserialization_exception_handler(
+        &self,
+    ) -> Result<Arc<dyn DeserializationExceptionHandler>> {
+        if let Some(h) = &self.deserialization_handler {
+            return Ok(h.clone());
+        }
+        let (key, value) = match (
+            self.properties
+                .get(Self::DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG),
+            self.properties
+                .get(Self::DEFAULT_DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG),
+        ) {
+            (Some(v), _) => (Self::DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, v),
+            (None, Some(v)) => (
+                Self::DEFAULT_DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+                v,
+            ),
+            (None, None) => return Ok(Arc::new(LogAndFailExceptionHandler)),
+        };
+        let choices: [(&str, fn() -> SharedDeserializationHandler); 2] = [
+            (LogAndFailExceptionHandler::JAVA_CLASS, || {
+                Arc::new(LogAndFailExceptionHandler)
+            }),
+            (LogAndContinueExceptionHandler::JAVA_CLASS, || {
+                Arc::new(LogAndContinueExceptionHandler)
+            }),
+        ];
+        handlers::named(
+            key,
+            value,
+            &choices,
+            "LogAndFailExceptionHandler or LogAndContinueExceptionHandler",
+        )
+    }
+
+    /// The processing handler: the one set by
+    /// [`with_processing_exception_handler`](Self::with_processing_exception_handler),
+    /// else the one `processing.exception.handler` names, else
+    /// [`LogAndFailProcessingExceptionHandler`].
+    ///
+    /// # Errors
+    /// [`StreamsError::InvalidConfig`] when the property names no built-in
+    /// handler.
+    pub fn processing_exception_handler(&self) -> Result<Arc<dyn ProcessingExceptionHandler>> {
+        if let Some(h) = &self.processing_handler {
+            return Ok(h.clone());
+        }
+        let Some(value) = self
+            .properties
+            .get(Self::PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG)
+        else {
+            return Ok(Arc::new(LogAndFailProcessingExceptionHandler));
+        };
+        let choices: [(&str, fn() -> SharedProcessingHandler); 2] = [
+            (LogAndFailProcessingExceptionHandler::JAVA_CLASS, || {
+                Arc::new(LogAndFailProcessingExceptionHandler)
+            }),
+            (LogAndContinueProcessingExceptionHandler::JAVA_CLASS, || {
+                Arc::new(LogAndContinueProcessingExceptionHandler)
+            }),
+        ];
+        handlers::named(
+            Self::PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
+            value,
+            &choices,
+            "LogAndFailProcessingExceptionHandler or LogAndContinueProcessingExceptionHandler",
+        )
+    }
+
+    /// The production handler: the one set by
+    /// [`with_production_exception_handler`](Self::with_production_exception_handler),
+    /// else the one `production.exception.handler` names
+    /// (`DefaultProductionExceptionHandler`, or one of KIP-1065's responses
+    /// `CONTINUE`, `FAIL`, `RETRY` for a [`FixedProductionExceptionHandler`]),
+    /// else [`DefaultProductionExceptionHandler`].
+    ///
+    /// # Errors
+    /// [`StreamsError::InvalidConfig`] when the property names no built-in
+    /// handler.
+    pub fn production_exception_handler(&self) -> Result<Arc<dyn ProductionExceptionHandler>> {
+        if let Some(h) = &self.production_handler {
+            return Ok(h.clone());
+        }
+        let Some(value) = self
+            .properties
+            .get(Self::PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG)
+        else {
+            return Ok(Arc::new(DefaultProductionExceptionHandler));
+        };
+        let fixed = |r| -> SharedProductionHandler { Arc::new(FixedProductionExceptionHandler(r)) };
+        match value.as_str() {
+            "CONTINUE" | "RESUME" => return Ok(fixed(HandlerResult::Resume)),
+            "FAIL" => return Ok(fixed(HandlerResult::Fail)),
+            "RETRY" => return Ok(fixed(HandlerResult::Retry)),
+            _ => {}
+        }
+        let choices: [(&str, fn() -> SharedProductionHandler); 1] =
+            [(DefaultProductionExceptionHandler::JAVA_CLASS, || {
+                Arc::new(DefaultProductionExceptionHandler)
+            })];
+        handlers::named(
+            Self::PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG,
+            value,
+            &choices,
+            "DefaultProductionExceptionHandler, CONTINUE, FAIL or RETRY",
+        )
+    }
+
+    /// Whether a handler was set with a typed builder (it may read the
+    /// source record's bytes, which sources then keep).
+    pub(crate) fn has_typed_exception_handler(&self) -> bool {
+        self.deserialization_handler.is_some()
+            || self.processing_handler.is_some()
+            || self.production_handler.is_some()
     }
 
     /// Every property set with [`StreamsConfig::with_property`].

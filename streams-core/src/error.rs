@@ -45,6 +45,10 @@ impl fmt::Display for RecordPart {
 #[error("{message}")]
 pub struct SerdeError {
     message: String,
+    /// The message Kafka's own deserializer gives for the same bytes,
+    /// where a built-in serde knows it: what a dead letter queue record's
+    /// `__streams.errors.message` header carries.
+    kafka_message: Option<&'static str>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
@@ -54,6 +58,7 @@ impl SerdeError {
     pub fn new(message: impl Into<String>) -> Self {
         SerdeError {
             message: message.into(),
+            kafka_message: None,
             source: None,
         }
     }
@@ -62,6 +67,7 @@ impl SerdeError {
     pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         SerdeError {
             message: error.to_string(),
+            kafka_message: None,
             source: Some(Box::new(error)),
         }
     }
@@ -69,6 +75,22 @@ impl SerdeError {
     /// The message, without the topic or offset context.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// Sets the message Kafka's own serde gives for the same failure (for
+    /// example `Size of data received by LongDeserializer is not 8`): the
+    /// dead letter queue's `__streams.errors.message` header carries it, so
+    /// that DLQ records match Kafka's byte for byte.
+    #[must_use]
+    pub fn with_kafka_message(mut self, message: &'static str) -> Self {
+        self.kafka_message = Some(message);
+        self
+    }
+
+    /// The message Kafka's own serde gives for the same failure, where it
+    /// is known (see [`SerdeError::with_kafka_message`]).
+    pub fn kafka_message(&self) -> Option<&'static str> {
+        self.kafka_message
     }
 }
 
@@ -503,6 +525,38 @@ pub enum StreamsError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A processing error that the processing exception handler answered
+    /// with fail (Kafka's `FailedProcessingException`, reported as
+    /// `Exception caught in process. taskId=.., processor=.., topic=..,
+    /// partition=.., offset=..`).
+    #[error("exception caught in process: {origin}, processor `{node}`: {source}")]
+    ProcessingFailed {
+        /// The processor whose code failed.
+        node: String,
+        /// The task and the source record being processed.
+        origin: Box<RecordOrigin>,
+        /// The error the processor's code returned (a
+        /// [`StreamsError::Processing`]).
+        #[source]
+        source: Box<StreamsError>,
+    },
+    /// A production error (a record a sink could not serialize) that the
+    /// production exception handler answered with fail or retry (Kafka's
+    /// `Unable to serialize record. ProducerRecord(topic=[..], ..)`).
+    #[error(
+        "unable to produce a record to topic `{topic}` (timestamp {timestamp}), {origin}: {source}"
+    )]
+    ProductionFailed {
+        /// The topic written.
+        topic: String,
+        /// The record's timestamp.
+        timestamp: i64,
+        /// The task and the source record being processed.
+        origin: Box<RecordOrigin>,
+        /// The serialization error (a [`StreamsError::Serialization`]).
+        #[source]
+        source: Box<StreamsError>,
+    },
     /// A processor was entered again while it was already running
     /// (a cycle between processors of one task).
     #[error(
@@ -582,6 +636,103 @@ impl StreamsError {
     }
 }
 
+impl StreamsError {
+    /// The Java class name Kafka Streams would report for this error, as
+    /// the dead letter queue's `__streams.errors.exception` header carries
+    /// it: `org.apache.kafka.common.errors.SerializationException` for a
+    /// key or value that cannot be (de)serialized, `java.lang.RuntimeException`
+    /// for an error or panic of user code (Rust errors have no Java class;
+    /// Kafka reports the class the user threw), and
+    /// `org.apache.kafka.streams.errors.StreamsException` for anything else.
+    ///
+    /// ```
+    /// use streams_core::StreamsError;
+    /// assert_eq!(StreamsError::processing("boom").exception_class(), "java.lang.RuntimeException");
+    /// ```
+    pub fn exception_class(&self) -> &'static str {
+        match self {
+            StreamsError::Deserialization { .. } | StreamsError::Serialization { .. } => {
+                "org.apache.kafka.common.errors.SerializationException"
+            }
+            StreamsError::Processing { .. } => "java.lang.RuntimeException",
+            StreamsError::ProcessingFailed { source, .. }
+            | StreamsError::ProductionFailed { source, .. } => source.exception_class(),
+            _ => "org.apache.kafka.streams.errors.StreamsException",
+        }
+    }
+
+    /// The exception message Kafka Streams would report for this error,
+    /// as the dead letter queue's `__streams.errors.message` header
+    /// carries it: a serde's message (Kafka's own where the serde knows it,
+    /// [`SerdeError::kafka_message`]), the text of user code's error, or
+    /// this error's text.
+    ///
+    /// ```
+    /// use streams_core::StreamsError;
+    /// assert_eq!(StreamsError::processing("boom").exception_message(), "boom");
+    /// ```
+    pub fn exception_message(&self) -> String {
+        match self {
+            StreamsError::Deserialization { reason, .. }
+            | StreamsError::Serialization { reason, .. } => reason
+                .kafka_message()
+                .unwrap_or(reason.message())
+                .to_owned(),
+            StreamsError::Processing { source, .. } => source.to_string(),
+            StreamsError::ProcessingFailed { source, .. }
+            | StreamsError::ProductionFailed { source, .. } => source.exception_message(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The task and the source record an error happened in: what
+/// [`StreamsError::ProcessingFailed`] and [`StreamsError::ProductionFailed`]
+/// name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordOrigin {
+    /// The task, `<subtopology>_<partition>`.
+    pub task_id: String,
+    /// The source topic of the record being processed (empty outside a
+    /// record, as in a punctuation).
+    pub topic: String,
+    /// Its partition (`-1` outside a record).
+    pub partition: i32,
+    /// Its offset (`-1` outside a record).
+    pub offset: i64,
+}
+
+impl fmt::Display for RecordOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "task {}, topic `{}`, partition {}, offset {}",
+            self.task_id, self.topic, self.partition, self.offset
+        )
+    }
+}
+
+/// A panic in user code, caught at the node it happened in and reported as
+/// the source of a [`StreamsError::Processing`] naming the node.
+#[derive(Debug, thiserror::Error)]
+#[error("user code panicked: {message}")]
+pub struct UserCodePanic {
+    /// The panic's message (its payload, when it is a string).
+    pub message: String,
+}
+
+impl UserCodePanic {
+    /// The panic of a caught payload (`std::panic::catch_unwind`'s error).
+    pub fn from_payload(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic payload that is not a string".to_owned());
+        UserCodePanic { message }
+    }
+}
+
 /// The result type of this crate.
 pub type Result<T, E = StreamsError> = std::result::Result<T, E>;
 
@@ -651,6 +802,8 @@ mod tests {
             StreamsError::InvalidChangelogRecord { .. } => "InvalidChangelogRecord",
             StreamsError::DriverInUse => "DriverInUse",
             StreamsError::Processing { .. } => "Processing",
+            StreamsError::ProcessingFailed { .. } => "ProcessingFailed",
+            StreamsError::ProductionFailed { .. } => "ProductionFailed",
             StreamsError::Reentrant { .. } => "Reentrant",
             StreamsError::UnknownStore { .. } => "UnknownStore",
             StreamsError::WrongStoreType { .. } => "WrongStoreType",

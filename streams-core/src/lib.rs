@@ -51,6 +51,7 @@ pub mod state;
 pub mod time;
 pub mod topology;
 
+#[allow(deprecated)]
 pub use config::{DeserializationHandling, StreamsConfig};
 pub use dsl::{
     Branched, BranchedKStream, Consumed, GlobalKTable, Grouped, Joined, KGroupedStream,
@@ -60,6 +61,8 @@ pub use dsl::{
     BufferConfig, SessionWindowedKStream, SessionWindows, SlidingWindows, Suppressed,
     TimeWindowedKStream, TimeWindows, Window, Windowed, WindowedSerde,
 };
-pub use error::{RecordPart, Result, SerdeError, StreamsError, TopologyError};
+pub use error::{
+    RecordOrigin, RecordPart, Result, SerdeError, StreamsError, TopologyError, UserCodePanic,
+};
 pub use record::{Change, ConsumerRecord, Header, Headers, RawRecord, Record, RecordMetadata};
 pub use topology::{TopicName, Topics, Topology};

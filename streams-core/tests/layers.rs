@@ -53,6 +53,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn root_reexports(lib: &str) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
     for statement in lib.split(';') {
+        // Attributes (`#[allow(deprecated)]`) before the `pub use` do not count.
+        let statement: String = statement
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("#["))
+            .collect::<Vec<_>>()
+            .join("\n");
         let statement = statement.trim();
         let Some(rest) = statement.strip_prefix("pub use ") else {
             continue;

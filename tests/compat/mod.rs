@@ -17,6 +17,7 @@
 //!
 //! Set `COMPAT_SCENARIO=<part of a name>` to run only matching scenarios.
 
+mod scenarios_dlq;
 mod scenarios_errors;
 mod scenarios_joins;
 mod scenarios_processor_api;
@@ -82,6 +83,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_time::SCENARIOS,
         scenarios_serde::SCENARIOS,
         scenarios_errors::SCENARIOS,
+        scenarios_dlq::SCENARIOS,
         scenarios_stateful::SCENARIOS,
         scenarios_joins::SCENARIOS,
         scenarios_windows::SCENARIOS,
@@ -157,12 +159,6 @@ pub(crate) const KNOWN_GAPS: &[KnownGap] = &[
         reason: "our DSL has no `process_values`: the node is KSTREAM-PROCESSOR-0000000001 where Kafka has \
                  KSTREAM-PROCESSVALUES-0000000001",
     },
-    KnownGap {
-        scenario: "user_exception_error",
-        field: Field::NodeNames,
-        reason: "adapted (see ADAPTED): the failing mapValues is a `process` node, KSTREAM-PROCESSOR-0000000001 \
-                 where Kafka has KSTREAM-MAPVALUES-0000000001; a difference by design (closures cannot fail)",
-    },
 ];
 
 impl KnownGap {
@@ -192,10 +188,6 @@ pub(crate) const ADAPTED: &[(&str, &str)] = &[
     (
         "process_values_fixed_key",
         "our DSL has no `processValues`/FixedKeyProcessor; `process` with a processor that keeps the key",
-    ),
-    (
-        "user_exception_error",
-        "our closures cannot fail; the throwing mapValues is a `process` processor that returns `StreamsError::processing`",
     ),
 ];
 
@@ -234,7 +226,9 @@ impl ErrorKind {
             StreamsError::UnknownTopic { .. } => ErrorKind::UnknownTopic,
             StreamsError::Deserialization { .. } => ErrorKind::Deserialization,
             StreamsError::NegativeTimestamp { .. } => ErrorKind::NegativeTimestamp,
-            StreamsError::Processing { .. } => ErrorKind::ProcessingFailure,
+            StreamsError::Processing { .. } | StreamsError::ProcessingFailed { .. } => {
+                ErrorKind::ProcessingFailure
+            }
             other => ErrorKind::Other(format!("{other:?}")),
         }
     }
@@ -581,6 +575,12 @@ fn header_to_golden(h: &Header) -> Value {
     let value = match &h.value {
         None => Value::Null,
         Some(bytes) => match std::str::from_utf8(bytes) {
+            // The oracle keeps a dead letter queue's stack trace to its
+            // first line (`<exception class>: <message>`): Java's trace
+            // names Java's frames, ours the node and the causes.
+            Ok(s) if h.key == streams_core::config::HEADER_ERRORS_STACKTRACE_NAME => {
+                Value::from(s.lines().next().unwrap_or_default())
+            }
             Ok(s) => Value::from(s),
             Err(_) => Value::String(format!("hex:{}", hex(bytes))),
         },

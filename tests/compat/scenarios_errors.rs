@@ -2,9 +2,8 @@
 //! recorded (its kind is compared) and outputs before and after are read.
 
 use streams_core::dsl::{Consumed, Produced};
-use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{BytesSerde, I64Serde, StringSerde};
-use streams_core::{Record, Result, StreamsBuilder, StreamsError, Topics};
+use streams_core::{StreamsBuilder, Topics};
 use streams_test::TestRecord;
 
 use super::{Recorder, Scenario, ScenarioResult, input, scenario};
@@ -77,26 +76,19 @@ fn negative_timestamp_error() -> ScenarioResult {
     g.finish(driver)
 }
 
-/// Java's `mapValues(v -> { if (v.equals("boom")) throw ..; return v; })`:
-/// our closures cannot fail, a processor can.
-struct FailOnBoom;
-
-impl Processor<S, S> for FailOnBoom {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
-        if r.value.as_deref() == Some("boom") {
-            return Err(StreamsError::processing("boom"));
-        }
-        ctx.forward(r)
-    }
-}
-
-/// Adapted (see `ADAPTED`): a failing processor in place of a throwing
-/// mapValues lambda.
+/// Java's `mapValues(v -> { if (v.equals("boom")) throw ..; return v; })`
+/// is a `try_map_values` whose closure returns `Err`.
 fn user_exception_error() -> ScenarioResult {
     let mut g = Recorder::new();
     let b = StreamsBuilder::new();
     b.stream::<S, S>("in")
-        .process::<S, S, _>(|| FailOnBoom)
+        .try_map_values(|v| {
+            if v == "boom" {
+                Err("boom")
+            } else {
+                Ok(v.clone())
+            }
+        })
         .to("out");
     let driver = g.start(b.build()?)?;
     let i = input(&driver, "in");

@@ -83,6 +83,7 @@
 //! ```
 
 mod builder;
+mod fallible;
 pub(crate) mod cache;
 mod change_serde;
 mod global;
@@ -110,6 +111,7 @@ pub use crate::time::{
     SessionWindows, SlidingWindows, TimeWindows, Window, Windowed, WindowedSerde,
 };
 pub use builder::StreamsBuilder;
+pub use fallible::UserError;
 pub use global::GlobalKTable;
 pub use grouped_stream::KGroupedStream;
 pub use grouped_table::KGroupedTable;

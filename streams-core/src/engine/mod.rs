@@ -34,7 +34,7 @@ pub use crate::record::collector::ProducedRecord;
 use crate::config::StreamsConfig;
 use crate::error::{Result, StreamsError};
 use crate::processor::PunctuationType;
-use crate::processor::task::{NodeMeta, TaskState};
+use crate::processor::task::{Handlers, NodeMeta, TaskState};
 use crate::record::RawRecord;
 use crate::record::RecordMetadata;
 use crate::record::collector::RecordCollector;
@@ -258,6 +258,8 @@ impl StreamTask {
         shared_globals: Option<&GlobalStores>,
     ) -> Result<Self> {
         topology.validate()?;
+        let handlers = Handlers::from_config(config)?;
+        let task_id = format!("{}_{partition}", subtopology.map_or(0, |(s, _)| s));
         let members = subtopology.map(|(_, m)| m);
         let member = |i: usize| members.is_none_or(|m| m.contains(&i));
         let app = config.application_id();
@@ -390,6 +392,11 @@ impl StreamTask {
                 metrics: Cell::new(TaskMetrics::default()),
                 config: config.clone(),
                 commit_hooks: RefCell::new(Vec::new()),
+                task_id,
+                handlers,
+                source_raw: RefCell::new(None),
+                unit_mark: Cell::new(0),
+                poisoned: Cell::new(false),
             },
             sources,
             patterns,

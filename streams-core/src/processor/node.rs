@@ -10,10 +10,11 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::task::TaskState;
 use super::{Processor, ProcessorContext, Punctuation};
-use crate::error::{Result, StreamsError};
+use crate::error::{Result, StreamsError, UserCodePanic};
 use crate::record::{RawRecord, Record, RecordMetadata};
 
 pub(crate) trait ErasedNode {
@@ -56,6 +57,14 @@ pub(crate) fn take_record<K: 'static, V: 'static>(
                 std::any::type_name::<V>()
             ),
         })
+}
+
+/// A caught panic of user code, as the processing error it is reported as.
+fn panicked(payload: &(dyn Any + Send)) -> StreamsError {
+    StreamsError::Processing {
+        node: None,
+        source: Box::new(UserCodePanic::from_payload(payload)),
+    }
 }
 
 /// Names the processor in errors that came from its own code.
@@ -104,15 +113,32 @@ where
     fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()> {
         let record = take_record::<KIn, VIn>(task, me, record)?;
         let mut ctx = ProcessorContext::new(task, me);
-        self.processor
-            .process(&mut ctx, record)
-            .map_err(|e| in_node(task, me, e))
+        let processor = &mut self.processor;
+        let result = catch_unwind(AssertUnwindSafe(|| processor.process(&mut ctx, record)))
+            .unwrap_or_else(|payload| {
+                // Undo what the record produced so far, as far as the task can.
+                task.undo_unit();
+                Err(panicked(&*payload))
+            });
+        match result {
+            // The processor's own code failed: the processing handler
+            // decides (Kafka's `ProcessorNode.process`). Errors of nodes
+            // further down come back named and pass through.
+            Err(e @ StreamsError::Processing { node: None, .. }) => {
+                task.processing_failed(me, in_node(task, me, e))
+            }
+            other => other.map_err(|e| in_node(task, me, e)),
+        }
     }
 
     fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
         let mut ctx = ProcessorContext::new(task, me);
-        self.processor
-            .punctuate(&mut ctx, now, p)
+        let processor = &mut self.processor;
+        catch_unwind(AssertUnwindSafe(|| processor.punctuate(&mut ctx, now, p)))
+            .unwrap_or_else(|payload| {
+                task.undo_unit();
+                Err(panicked(&*payload))
+            })
             .map_err(|e| in_node(task, me, e))
     }
 

@@ -12,22 +12,78 @@ use std::sync::Arc;
 use super::node::ErasedNode;
 use super::punctuation_queue::PunctuationQueue;
 use super::{Cancellable, Punctuation, PunctuationType};
-use crate::config::StreamsConfig;
-use crate::error::{Result, StreamsError};
+use crate::config::{
+    DeserializationExceptionHandler, ErrorHandlerContext, HandlerResult,
+    ProcessingExceptionHandler, ProductionExceptionHandler, Response, StreamsConfig,
+};
+use crate::error::{RecordOrigin, RecordPart, Result, StreamsError};
+use crate::record::Headers;
 use crate::record::collector::RecordCollector;
 use crate::record::{RawRecord, Record, RecordMetadata};
 use crate::state::StateStore;
 
 /// Counters of what the engine did not process, so that nothing is lost
-/// silently.
+/// silently: each record read is processed, skipped (`dropped_records`)
+/// or fails the task.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TaskMetrics {
-    /// Records processed by a source.
+    /// Records processed by a source (decoded and passed on).
     pub processed_records: u64,
-    /// Records dropped: undecodable under
-    /// [`DeserializationHandling::Continue`](crate::DeserializationHandling),
-    /// or tombstones reaching an operator that must change their key.
+    /// Records dropped, Kafka's task metric `dropped-records-total`: a
+    /// record an exception handler answered with resume (undecodable,
+    /// failed or panicked in user code, or unserializable at a sink), or a
+    /// tombstone reaching an operator that must change its key.
     pub dropped_records: u64,
+    /// Records produced to the dead letter queue by exception handlers.
+    pub dead_letter_queue_records: u64,
+}
+
+impl TaskMetrics {
+    /// Kafka's name of [`TaskMetrics::dropped_records`].
+    pub const DROPPED_RECORDS_TOTAL: &'static str = "dropped-records-total";
+
+    /// A metric by its Kafka name (`dropped-records-total`), or by this
+    /// crate's name for those Kafka has none for
+    /// (`processed-records-total`, `dead-letter-queue-records-total`).
+    ///
+    /// ```
+    /// use streams_core::engine::TaskMetrics;
+    /// assert_eq!(TaskMetrics::default().get("dropped-records-total"), Some(0));
+    /// assert_eq!(TaskMetrics::default().get("nope"), None);
+    /// ```
+    pub fn get(&self, name: &str) -> Option<u64> {
+        match name {
+            Self::DROPPED_RECORDS_TOTAL => Some(self.dropped_records),
+            "processed-records-total" => Some(self.processed_records),
+            "dead-letter-queue-records-total" => Some(self.dead_letter_queue_records),
+            _ => None,
+        }
+    }
+}
+
+/// The exception handlers a task runs with, resolved from its config.
+pub(crate) struct Handlers {
+    pub(crate) deserialization: Arc<dyn DeserializationExceptionHandler>,
+    pub(crate) processing: Arc<dyn ProcessingExceptionHandler>,
+    pub(crate) production: Arc<dyn ProductionExceptionHandler>,
+    pub(crate) dead_letter_queue_topic: Option<String>,
+    /// Whether sources keep the serialized record for the handlers: when
+    /// a DLQ topic or a handler of the user's is configured.
+    pub(crate) keep_source_raw: bool,
+}
+
+impl Handlers {
+    pub(crate) fn from_config(config: &StreamsConfig) -> Result<Self> {
+        Ok(Handlers {
+            deserialization: config.deserialization_exception_handler()?,
+            processing: config.processing_exception_handler()?,
+            production: config.production_exception_handler()?,
+            dead_letter_queue_topic: config.dead_letter_queue_topic().map(str::to_owned),
+            keep_source_raw: config.dead_letter_queue_topic().is_some()
+                || config.has_typed_exception_handler(),
+        })
+    }
 }
 
 /// A node's name and children, found without borrowing the node.
@@ -77,6 +133,28 @@ pub(crate) struct TaskState {
     /// What runs at each commit, in store order: the flushes of the DSL's
     /// record caches.
     pub(crate) commit_hooks: RefCell<Vec<CommitHook>>,
+    /// The task's id, `<subtopology>_<partition>`.
+    pub(crate) task_id: String,
+    pub(crate) handlers: Handlers,
+    /// The serialized record being processed, kept by its source when
+    /// [`Handlers::keep_source_raw`].
+    pub(crate) source_raw: RefCell<Option<RawRecord>>,
+    /// How many records the collector held when the record (or
+    /// punctuation, or commit) being processed began: what a panic undoes
+    /// back to.
+    pub(crate) unit_mark: Cell<usize>,
+    /// Set when user code panicked on the record being processed: sinks
+    /// then drop what the record still causes.
+    pub(crate) poisoned: Cell<bool>,
+}
+
+/// Where a bad record came from, for a handler's context.
+pub(crate) struct BadRecord<'a> {
+    pub(crate) node: usize,
+    pub(crate) timestamp: i64,
+    pub(crate) headers: &'a Headers,
+    pub(crate) key: Option<&'a [u8]>,
+    pub(crate) value: Option<&'a [u8]>,
 }
 
 /// A flush run at commit: the store's index (which orders the flushes, as
@@ -124,8 +202,175 @@ impl TaskState {
         self.in_record.set(true);
     }
 
+    /// Starts a unit of work (a record, a punctuation, a commit): what a
+    /// panic in it undoes back to.
+    pub(crate) fn begin_unit(&self) {
+        self.unit_mark.set(self.collector.borrow().len());
+        self.poisoned.set(false);
+    }
+
+    /// Whether user code panicked in the current unit of work: its
+    /// further output is dropped.
+    pub(crate) fn poisoned(&self) -> bool {
+        self.poisoned.get()
+    }
+
+    /// A panic was caught: drops what the unit of work produced so far.
+    pub(crate) fn undo_unit(&self) {
+        self.collector.borrow_mut().truncate(self.unit_mark.get());
+        self.poisoned.set(true);
+    }
+
+    /// Asks `ask` (one of the handlers) about `error` for the record
+    /// `bad` describes; produces the DLQ records it answers with and
+    /// returns what it decided.
+    fn ask_handler(
+        &self,
+        bad: &BadRecord<'_>,
+        error: &StreamsError,
+        ask: impl FnOnce(&ErrorHandlerContext<'_>) -> Response,
+    ) -> HandlerResult {
+        let current = self.current.borrow();
+        let (topic, partition, offset) = if self.in_record.get() {
+            (&*current.topic, current.partition, current.offset)
+        } else {
+            ("", -1, -1)
+        };
+        let ctx = ErrorHandlerContext::new(
+            topic,
+            partition,
+            offset,
+            bad.timestamp,
+            bad.headers,
+            bad.key,
+            bad.value,
+            self.node_name(bad.node),
+            &self.task_id,
+            self.handlers.dead_letter_queue_topic.as_deref(),
+        );
+        let _ = error;
+        let response = ask(&ctx);
+        drop(current);
+        let result = response.result();
+        let records = response.into_dead_letter_queue_records();
+        self.count(|m| m.dead_letter_queue_records += records.len() as u64);
+        let mut collector = self.collector.borrow_mut();
+        for r in records {
+            match r.partition {
+                Some(partition) => collector.push_to_partition(&r.topic, partition, r.record),
+                None => collector.push(&r.topic, r.record),
+            }
+        }
+        result
+    }
+
+    /// A record whose key or value cannot be deserialized: asks the
+    /// deserialization handler; `Ok` when it resumed (the record is
+    /// counted as dropped).
+    pub(crate) fn deserialization_failed(
+        &self,
+        bad: &BadRecord<'_>,
+        error: StreamsError,
+    ) -> Result<()> {
+        let handler = self.handlers.deserialization.clone();
+        match self.ask_handler(bad, &error, |ctx| handler.handle_error(ctx, &error)) {
+            HandlerResult::Resume => {
+                self.count(|m| m.dropped_records += 1);
+                Ok(())
+            }
+            HandlerResult::Fail | HandlerResult::Retry => Err(error),
+        }
+    }
+
+    /// The record being processed, as its source read it, for a handler:
+    /// its key and value (when kept) and headers, with `timestamp` (the
+    /// timestamp of the record at the failing node).
+    fn with_source_record<R>(&self, node: usize, f: impl FnOnce(&BadRecord<'_>) -> R) -> R {
+        let raw = self.source_raw.borrow();
+        let empty = Headers::default();
+        let bad = BadRecord {
+            node,
+            timestamp: self.record_timestamp.get(),
+            headers: raw.as_ref().map_or(&empty, |r| &r.headers),
+            key: raw.as_ref().and_then(|r| r.key.as_deref()),
+            value: raw.as_ref().and_then(|r| r.value.as_deref()),
+        };
+        f(&bad)
+    }
+
+    /// User code in `node` failed with `error` (a `Processing` error
+    /// naming the node): asks the processing handler; `Ok` when it resumed
+    /// (the record is counted as dropped), else Kafka's failed-processing
+    /// error naming the task, node, topic, partition and offset.
+    pub(crate) fn processing_failed(&self, node: usize, error: StreamsError) -> Result<()> {
+        let handler = self.handlers.processing.clone();
+        let result = self.with_source_record(node, |bad| {
+            self.ask_handler(bad, &error, |ctx| handler.handle_error(ctx, &error))
+        });
+        match result {
+            HandlerResult::Resume => {
+                self.count(|m| m.dropped_records += 1);
+                Ok(())
+            }
+            HandlerResult::Fail | HandlerResult::Retry => Err(self.failed(node, error)),
+        }
+    }
+
+    fn failed(&self, node: usize, error: StreamsError) -> StreamsError {
+        StreamsError::ProcessingFailed {
+            node: self.node_name(node).to_owned(),
+            origin: Box::new(self.origin()),
+            source: Box::new(error),
+        }
+    }
+
+    /// The task and the record being processed, as errors name them.
+    fn origin(&self) -> RecordOrigin {
+        let metadata = self.current_metadata();
+        RecordOrigin {
+            task_id: self.task_id.clone(),
+            topic: metadata
+                .as_ref()
+                .map_or_else(String::new, |m| m.topic.to_string()),
+            partition: metadata.as_ref().map_or(-1, |m| m.partition),
+            offset: metadata.as_ref().map_or(-1, |m| m.offset),
+        }
+    }
+
+    /// The sink `node` could not serialize the `part` of a record for
+    /// `topic`: asks the production handler; `Ok` when it resumed (the
+    /// record is counted as dropped).
+    pub(crate) fn production_failed(
+        &self,
+        node: usize,
+        topic: &str,
+        part: RecordPart,
+        timestamp: i64,
+        error: StreamsError,
+    ) -> Result<()> {
+        let handler = self.handlers.production.clone();
+        let result = self.with_source_record(node, |bad| {
+            self.ask_handler(bad, &error, |ctx| {
+                handler.handle_serialization_error(ctx, topic, part, &error)
+            })
+        });
+        match result {
+            HandlerResult::Resume => {
+                self.count(|m| m.dropped_records += 1);
+                Ok(())
+            }
+            HandlerResult::Fail | HandlerResult::Retry => Err(StreamsError::ProductionFailed {
+                topic: topic.to_owned(),
+                timestamp,
+                origin: Box::new(self.origin()),
+                source: Box::new(error),
+            }),
+        }
+    }
+
     /// Runs the source `node` on a serialized record, as the current record.
     pub(crate) fn process_source(&self, node: usize, record: RawRecord) -> Result<()> {
+        self.begin_unit();
         let result = match self.nodes[node].try_borrow_mut() {
             Ok(mut guard) => {
                 let metadata = self.current.borrow();
@@ -136,6 +381,7 @@ impl TaskState {
             }),
         };
         self.in_record.set(false);
+        self.source_raw.borrow_mut().take();
         result
     }
 
@@ -306,6 +552,7 @@ impl TaskState {
 
     /// Kafka's commit: flushes the record caches, store by store.
     pub(crate) fn commit(&self) -> Result<()> {
+        self.begin_unit();
         // By index, each hook taken out of the borrow before it runs: a
         // hook may reach the task again (nothing is collected per commit).
         let mut i = 0;
@@ -345,6 +592,7 @@ impl TaskState {
         let mut fired = false;
         while let Some(due) = self.punctuations.pop_due(kind, now) {
             fired = true;
+            self.begin_unit();
             self.record_timestamp.set(now);
             let punctuation = Punctuation {
                 id: due.id,

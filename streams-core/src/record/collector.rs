@@ -77,6 +77,18 @@ impl RecordCollector {
         number
     }
 
+    /// How many records wait to be taken.
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Drops the records after the first `len` (what a panic undoes).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.records.truncate(len);
+        let kept = self.partitions.partition_point(|&(i, _)| i < len);
+        self.partitions.truncate(kept);
+    }
+
     /// Whether no record waits to be taken.
     pub(crate) fn is_empty(&self) -> bool {
         self.records.is_empty()

@@ -163,7 +163,7 @@ impl Serde<Vec<u8>> for BytesSerde {
 }
 
 macro_rules! number_serde {
-    ($(#[$doc:meta])* $name:ident, $t:ty, $n:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $n:literal, $kafka:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, Default)]
         pub struct $name;
@@ -180,6 +180,7 @@ macro_rules! number_serde {
                         bytes.len(),
                         $n
                     ))
+                    .with_kafka_message($kafka)
                 })?;
                 Ok(<$t>::from_be_bytes(arr))
             }
@@ -189,15 +190,15 @@ macro_rules! number_serde {
 
 number_serde!(
     /// 32-bit signed integers, 4 bytes big-endian, as Kafka's `Serdes.Integer()`.
-    I32Serde, i32, 4
+    I32Serde, i32, 4, "Size of data received by IntegerDeserializer is not 4"
 );
 number_serde!(
     /// 64-bit signed integers, 8 bytes big-endian, as Kafka's `Serdes.Long()`.
-    I64Serde, i64, 8
+    I64Serde, i64, 8, "Size of data received by LongDeserializer is not 8"
 );
 number_serde!(
     /// 64-bit floats, 8 bytes big-endian IEEE 754, as Kafka's `Serdes.Double()`.
-    F64Serde, f64, 8
+    F64Serde, f64, 8, "Size of data received by DoubleDeserializer is not 8"
 );
 
 /// The unit type, written as zero bytes: for keys or values that carry no

@@ -5,15 +5,15 @@
 //! `GlobalStateUpdateTask`.
 
 use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::TopicExtractor;
-use crate::config::DeserializationHandling;
-use crate::error::{RecordPart, Result, StreamsError};
+use crate::error::{RecordPart, Result, SerdeError, StreamsError, UserCodePanic};
 use crate::processor::ProcessorContext;
 use crate::processor::node::{ErasedNode, take_record};
 use crate::processor::partitioner::PartitionerRef;
-use crate::processor::task::TaskState;
+use crate::processor::task::{BadRecord, TaskState};
 use crate::record::{RawRecord, Record, RecordMetadata};
 use crate::serde::{ReadAt, SerdeRef};
 use streams_clients::partitioner::partition_for_key;
@@ -44,6 +44,35 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
         raw: RawRecord,
     ) -> Result<()> {
         let at = ReadAt::from(metadata);
+        let keep = task.handlers.keep_source_raw;
+        if keep {
+            // The handlers may need the serialized record: decode from
+            // borrowed bytes and keep it while the record is processed.
+            match decode_borrowed(&at, &*self.key, &*self.value, &raw) {
+                Ok((key, value)) => {
+                    let record = Record {
+                        key,
+                        value,
+                        timestamp: raw.timestamp,
+                        headers: raw.headers.clone(),
+                    };
+                    *task.source_raw.borrow_mut() = Some(raw);
+                    task.advance_stream_time(record.timestamp);
+                    task.count(|m| m.processed_records += 1);
+                    return ProcessorContext::<K, V>::new(task, me).forward(record);
+                }
+                Err(e) => {
+                    let bad = BadRecord {
+                        node: me,
+                        timestamp: raw.timestamp,
+                        headers: &raw.headers,
+                        key: raw.key.as_deref(),
+                        value: raw.value.as_deref(),
+                    };
+                    return task.deserialization_failed(&bad, e);
+                }
+            }
+        }
         // The serialized record is not needed after this: serdes may take
         // its buffers (a String keeps the bytes it was written as).
         let RawRecord {
@@ -52,21 +81,24 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
             timestamp,
             headers,
         } = raw;
-        let decoded = (|| {
+        let decoded = guard_serde(&at, || {
             let key = key.map(|b| at.decode(&*self.key, b, RecordPart::Key));
             let key = key.transpose()?;
             let value = value.map(|b| at.decode(&*self.value, b, RecordPart::Value));
             Ok::<_, StreamsError>((key, value.transpose()?))
-        })();
+        });
         let (key, value) = match decoded {
             Ok(kv) => kv,
-            Err(e) => match task.config().deserialization_handling() {
-                DeserializationHandling::Fail => return Err(e),
-                DeserializationHandling::Continue => {
-                    task.count(|m| m.dropped_records += 1);
-                    return Ok(());
-                }
-            },
+            Err(e) => {
+                let bad = BadRecord {
+                    node: me,
+                    timestamp,
+                    headers: &headers,
+                    key: None,
+                    value: None,
+                };
+                return task.deserialization_failed(&bad, e);
+            }
         };
         task.advance_stream_time(timestamp);
         task.count(|m| m.processed_records += 1);
@@ -78,6 +110,54 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
         };
         ProcessorContext::<K, V>::new(task, me).forward(record)
     }
+}
+
+/// Decodes a record's key and value from borrowed bytes.
+fn decode_borrowed<K, V>(
+    at: &ReadAt<'_>,
+    key_serde: &(impl crate::serde::Serde<K> + ?Sized),
+    value_serde: &(impl crate::serde::Serde<V> + ?Sized),
+    raw: &RawRecord,
+) -> Result<(Option<K>, Option<V>)> {
+    guard_serde(at, || {
+        let key = raw
+            .key
+            .as_deref()
+            .map(|b| at.decode(key_serde, b, RecordPart::Key));
+        let key = key.transpose()?;
+        let value = raw
+            .value
+            .as_deref()
+            .map(|b| at.decode(value_serde, b, RecordPart::Value));
+        Ok((key, value.transpose()?))
+    })
+}
+
+/// Runs a deserializer, turning its panic into a deserialization error of
+/// the record read `at` (Kafka hands any exception of a deserializer to the
+/// deserialization handler).
+fn guard_serde<T>(at: &ReadAt<'_>, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let panic = UserCodePanic::from_payload(&*payload);
+        Err(StreamsError::Deserialization {
+            topic: at.topic.to_owned(),
+            partition: at.partition,
+            offset: at.offset,
+            part: RecordPart::Value,
+            reason: SerdeError::new(format!("the deserializer panicked: {}", panic.message)),
+        })
+    })
+}
+
+/// Runs a serializer, turning its panic into a serde error.
+fn guard_serialize(f: impl FnOnce() -> Result<Vec<u8>, SerdeError>) -> Result<Vec<u8>, SerdeError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let panic = UserCodePanic::from_payload(&*payload);
+        Err(SerdeError::new(format!(
+            "the serializer panicked: {}",
+            panic.message
+        )))
+    })
 }
 
 /// Where a running sink writes: a topic's full name (the application id
@@ -133,6 +213,10 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
 
     fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()> {
         let record = take_record::<K, V>(task, me, record)?;
+        if task.poisoned() {
+            // User code panicked on this record: nothing more of it is produced.
+            return Ok(());
+        }
         let computed;
         let topic: &str = match &self.target {
             ResolvedSinkTopic::Fixed(t) => t,
@@ -203,20 +287,20 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             timestamp,
             headers,
         } = record;
-        let key = match key {
-            Some(k) => Some(
-                self.key
-                    .serialize_owned(topic, k)
-                    .map_err(|e| ser_err(RecordPart::Key, e))?,
-            ),
+        let key = match key.map(|k| guard_serialize(|| self.key.serialize_owned(topic, k))) {
+            Some(Ok(k)) => Some(k),
+            Some(Err(e)) => {
+                let e = ser_err(RecordPart::Key, e);
+                return task.production_failed(me, topic, RecordPart::Key, timestamp, e);
+            }
             None => None,
         };
-        let value = match value {
-            Some(v) => Some(
-                self.value
-                    .serialize_owned(topic, v)
-                    .map_err(|e| ser_err(RecordPart::Value, e))?,
-            ),
+        let value = match value.map(|v| guard_serialize(|| self.value.serialize_owned(topic, v))) {
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) => {
+                let e = ser_err(RecordPart::Value, e);
+                return task.production_failed(me, topic, RecordPart::Value, timestamp, e);
+            }
             None => None,
         };
         let record = Record {
@@ -274,26 +358,32 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, 
         raw: RawRecord,
     ) -> Result<()> {
         let at = ReadAt::from(metadata);
-        let key = raw.key.map(|b| at.decode(&*self.key, b, RecordPart::Key));
-        let value = raw
-            .value
-            .map(|b| at.decode(&*self.value, b, RecordPart::Value));
-        let (key, value) = (key.transpose(), value.transpose());
+        let decoded = decode_borrowed(&at, &*self.key, &*self.value, &raw);
+        let (key, value) = match decoded {
+            Ok((k, v)) => (Ok(k), Ok(v)),
+            Err(e) => (Err(e), Ok(None)),
+        };
         let (key, value) = match key.and_then(|k| value.map(|v| (k, v))) {
             Ok(kv) => kv,
-            Err(e) => match task.config().deserialization_handling() {
-                DeserializationHandling::Fail => return Err(e),
-                DeserializationHandling::Continue => {
-                    task.count(|m| m.dropped_records += 1);
-                    return Ok(());
-                }
-            },
+            Err(e) => {
+                let bad = BadRecord {
+                    node: me,
+                    timestamp: raw.timestamp,
+                    headers: &raw.headers,
+                    key: raw.key.as_deref(),
+                    value: raw.value.as_deref(),
+                };
+                return task.deserialization_failed(&bad, e);
+            }
         };
+        let RawRecord {
+            timestamp, headers, ..
+        } = raw;
         let record = Record {
             key,
             value,
-            timestamp: raw.timestamp,
-            headers: raw.headers,
+            timestamp,
+            headers,
         };
         ProcessorContext::<K, V>::new(task, me).forward(record)
     }

@@ -8,6 +8,10 @@ use super::report::{
     record_line,
 };
 use crate::TestRecord;
+use streams_core::config::{
+    HEADER_ERRORS_EXCEPTION_MESSAGE_NAME, HEADER_ERRORS_EXCEPTION_NAME, HEADER_ERRORS_OFFSET_NAME,
+    HEADER_ERRORS_PARTITION_NAME, HEADER_ERRORS_STACKTRACE_NAME, HEADER_ERRORS_TOPIC_NAME,
+};
 
 /// Checks on one record read from an output topic, bakdata's
 /// `expectNextRecord()` chain. Each check returns the record again;
@@ -214,6 +218,61 @@ impl<'t, K: Debug + 'static, V: Debug + 'static> RecordAssert<'t, K, V> {
                 format!(
                     "expected: {}\n  actual headers: {}",
                     header_value(Some(expected)),
+                    headers(&self.record.headers)
+                ),
+            ),
+        }
+        self
+    }
+
+    /// Checks a dead letter queue record's error: its
+    /// `__streams.errors.exception` header (the Java class name, as
+    /// [`StreamsError::exception_class`](streams_core::StreamsError::exception_class)
+    /// gives it) and its `__streams.errors.message` header.
+    ///
+    /// # Panics
+    /// If a header is missing or differs; the message shows expected and
+    /// actual.
+    #[track_caller]
+    pub fn has_error(self, exception: &str, message: &str) -> Self {
+        self.has_header(HEADER_ERRORS_EXCEPTION_NAME, exception)
+            .has_header(HEADER_ERRORS_EXCEPTION_MESSAGE_NAME, message)
+    }
+
+    /// Checks where a dead letter queue record's bad record was read: the
+    /// `__streams.errors.topic`, `.partition` and `.offset` headers.
+    ///
+    /// # Panics
+    /// If a header is missing or differs.
+    #[track_caller]
+    pub fn has_error_source(self, topic: &str, partition: i32, offset: i64) -> Self {
+        self.has_header(HEADER_ERRORS_TOPIC_NAME, topic)
+            .has_header(HEADER_ERRORS_PARTITION_NAME, partition.to_string())
+            .has_header(HEADER_ERRORS_OFFSET_NAME, offset.to_string())
+    }
+
+    /// Checks that a dead letter queue record's `__streams.errors.stacktrace`
+    /// header contains `text`.
+    ///
+    /// # Panics
+    /// If there is no such header or it does not contain `text`.
+    #[track_caller]
+    pub fn has_error_stacktrace_containing(self, text: &str) -> Self {
+        let actual = self
+            .record
+            .headers
+            .last(HEADER_ERRORS_STACKTRACE_NAME)
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        match actual {
+            Some(a) if a.contains(text) => {}
+            Some(a) => self.failed(
+                &format!("header `{HEADER_ERRORS_STACKTRACE_NAME}` does not contain the text"),
+                format!("expected to contain: {text:?}\n  actual: {a:?}"),
+            ),
+            None => self.failed(
+                &format!("there is no header `{HEADER_ERRORS_STACKTRACE_NAME}`"),
+                format!(
+                    "expected to contain: {text:?}\n  actual headers: {}",
                     headers(&self.record.headers)
                 ),
             ),

@@ -4,7 +4,7 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use streams_core::serde::{Serde, SerdeRef, StringSerde};
+use streams_core::serde::{BytesSerde, Serde, SerdeRef, StringSerde};
 use streams_core::state::changelog_topic;
 use streams_core::{Result, StreamsBuilder, StreamsConfig, Topology};
 
@@ -414,6 +414,53 @@ impl<K: 'static, V: 'static> TestTopology<K, V> {
             Arc::new(key_serde),
             Arc::new(value_serde),
         )
+    }
+
+    /// The dead letter queue (`errors.dead.letter.queue.topic.name`,
+    /// KIP-1034), read as bytes: each record is a bad record's raw key and
+    /// value, with the `__streams.errors.*` headers that
+    /// [`RecordAssert::has_error`](super::RecordAssert::has_error) and its
+    /// siblings check.
+    ///
+    /// ```
+    /// use streams_core::config::LogAndContinueProcessingExceptionHandler;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    /// use streams_test::TestTopology;
+    ///
+    /// let topology = TestTopology::new(|b: &StreamsBuilder| {
+    ///     b.stream::<String, String>("in").try_map_values(|v| v.parse::<i64>().map(|n| n * 2)).to("out");
+    /// })?
+    /// .with_config(
+    ///     StreamsConfig::new("app")
+    ///         .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler)
+    ///         .with_dead_letter_queue_topic("dlq"),
+    /// );
+    /// topology.input().add("a", "1").add("b", "x");
+    /// topology
+    ///     .dead_letter_queue()
+    ///     .expect_next_record()
+    ///     .has_key("b")
+    ///     .has_value("x")
+    ///     .has_error("java.lang.RuntimeException", "invalid digit found in string")
+    ///     .has_error_source("in", 0, 1)
+    ///     .and()
+    ///     .expect_no_more_records();
+    /// assert_eq!(topology.driver().metrics().dropped_records, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If the config sets no dead letter queue topic.
+    #[track_caller]
+    pub fn dead_letter_queue(&self) -> TestOutput<'_, Vec<u8>, Vec<u8>> {
+        let Some(topic) = self.harness.config.dead_letter_queue_topic() else {
+            fail(
+                "the config sets no dead letter queue: set `errors.dead.letter.queue.topic.name` \
+                 (StreamsConfig::with_dead_letter_queue_topic)"
+                    .to_owned(),
+            )
+        };
+        self.output_with(topic, BytesSerde, BytesSerde)
     }
 
     /// The one output topic read as a table: the latest value per key.

@@ -36,6 +36,7 @@ public final class Main {
         TimeScenarios.class,
         SerdeScenarios.class,
         ErrorScenarios.class,
+        DlqScenarios.class,
         StatefulScenarios.class,
         JoinScenarios.class,
         WindowScenarios.class,
