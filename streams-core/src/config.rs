@@ -35,7 +35,7 @@ pub(crate) use handlers::{
 /// What to do with a record whose key or value cannot be deserialized:
 /// the older, closed form of [`DeserializationExceptionHandler`].
 #[deprecated(
-    since = "0.2.0",
+    since = "0.1.0",
     note = "use StreamsConfig::with_deserialization_exception_handler(LogAndContinueExceptionHandler) \
             or the `deserialization.exception.handler` property"
 )]
@@ -161,7 +161,7 @@ impl StreamsConfig {
 
     /// Sets what happens to records that cannot be deserialized.
     #[deprecated(
-        since = "0.2.0",
+        since = "0.1.0",
         note = "use with_deserialization_exception_handler(LogAndContinueExceptionHandler)"
     )]
     #[allow(deprecated)]
@@ -300,7 +300,7 @@ impl StreamsConfig {
     /// What happens to records that cannot be deserialized, in the older
     /// closed form: `Continue` when the handler is
     /// [`LogAndContinueExceptionHandler`], else `Fail`.
-    #[deprecated(since = "0.2.0", note = "use deserialization_exception_handler()")]
+    #[deprecated(since = "0.1.0", note = "use deserialization_exception_handler()")]
     #[allow(deprecated)]
     pub fn deserialization_handling(&self) -> DeserializationHandling {
         match self.deserialization_exception_handler() {
