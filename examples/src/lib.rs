@@ -3,6 +3,9 @@
 //!
 //! - [`connect_dead_letter_queue`]: a sink connector whose transform fails
 //!   on one record, with `errors.tolerance=all` and a dead letter queue.
+//! - [`poison_pill`]: a malformed JSON record and an Avro record with an
+//!   unknown schema id among good ones, under fail, continue and a dead
+//!   letter queue.
 //! - [`compacted_word_count`]: word count whose changelog is compacted on
 //!   the simulated broker and restored into a new driver.
 //! - [`tombstone_life`]: a GDPR tombstone's life on a compacted topic, with
@@ -33,6 +36,7 @@ pub mod compacted_word_count;
 pub mod connect_dead_letter_queue;
 pub mod customer_addresses;
 pub mod orders;
+pub mod poison_pill;
 pub mod runtime_word_count;
 pub mod tombstone_life;
 pub mod windowed_count;
