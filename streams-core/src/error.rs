@@ -769,7 +769,9 @@ impl fmt::Display for StoreKind {
 mod tests {
     use std::time::Duration;
 
-    use super::{RecordPart, SerdeError, StoreKind, StreamsError, TopologyError};
+    use super::{
+        RecordOrigin, RecordPart, SerdeError, StoreKind, StreamsError, TopologyError, UserCodePanic,
+    };
 
     /// The variant's name; the match has no wildcard, so a new variant
     /// does not compile until it has a sample below.
@@ -1001,6 +1003,35 @@ mod tests {
                 source: "boom".into(),
             },
             StreamsError::processing("boom"),
+            StreamsError::ProcessingFailed {
+                node: s("p"),
+                origin: Box::new(RecordOrigin {
+                    task_id: s("0_1"),
+                    topic: s("t"),
+                    partition: 1,
+                    offset: 7,
+                }),
+                source: Box::new(StreamsError::Processing {
+                    node: Some(s("p")),
+                    source: Box::new(UserCodePanic { message: s("oops") }),
+                }),
+            },
+            StreamsError::ProductionFailed {
+                topic: s("out"),
+                timestamp: 5,
+                origin: Box::new(RecordOrigin {
+                    task_id: s("0_0"),
+                    topic: s("t"),
+                    partition: 0,
+                    offset: 3,
+                }),
+                source: Box::new(StreamsError::Serialization {
+                    topic: s("out"),
+                    node: Some(s("sink")),
+                    part: RecordPart::Value,
+                    reason: SerdeError::new("too big"),
+                }),
+            },
             StreamsError::Reentrant { node: s("p") },
             StreamsError::UnknownStore {
                 store: s("nope"),
@@ -1068,6 +1099,8 @@ mod tests {
         DriverInUse: the test driver is already in use (re-entered from a processor?); do not call the driver from inside a topology
         Processing: processor `p` failed: boom
         Processing: a processor failed: boom
+        ProcessingFailed: exception caught in process: task 0_1, topic `t`, partition 1, offset 7, processor `p`: processor `p` failed: user code panicked: oops
+        ProductionFailed: unable to produce a record to topic `out` (timestamp 5), task 0_0, topic `t`, partition 0, offset 3: cannot serialize the value of a record for topic `out` in node `sink`: too big
         Reentrant: processor `p` was re-entered while processing; processors of one sub-topology must not form a cycle
         UnknownStore: no store named `nope`; the stores are ["st"]
         WrongStoreType: store `st` is a key-value store of other types than asked for (window store<String, i64>); use the getter for a key-value store, with its key and value types
