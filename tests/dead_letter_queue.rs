@@ -762,3 +762,69 @@ mod nothing_is_lost {
         }
     }
 }
+
+/// As Kafka's `ProcessorNode.punctuate`: an error of a punctuation goes to
+/// the processing handler, with no record (a DLQ record of null key and
+/// value, a null topic, partition and offset -1).
+#[test]
+fn a_failing_punctuation_goes_to_the_processing_handler() {
+    use std::time::Duration;
+    use streams_core::processor::{Processor, ProcessorContext, Punctuation, PunctuationType};
+    use streams_core::{Record, Result};
+
+    struct Ticks;
+    impl Processor<S, S> for Ticks {
+        fn init(&mut self, ctx: &mut ProcessorContext<'_, S, S>) -> Result<()> {
+            ctx.schedule(Duration::from_millis(10), PunctuationType::WallClockTime);
+            Ok(())
+        }
+        fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
+            ctx.forward(r)
+        }
+        fn punctuate(
+            &mut self,
+            _: &mut ProcessorContext<'_, S, S>,
+            now: i64,
+            _: &Punctuation,
+        ) -> Result<()> {
+            Err(StreamsError::processing(format!("tick at {now} failed")))
+        }
+    }
+    let topology = || {
+        let b = StreamsBuilder::new();
+        b.stream::<S, S>("in")
+            .process::<S, S, _>(|| Ticks)
+            .to("out");
+        b.build().expect("valid topology")
+    };
+
+    let driver = TopologyTestDriver::new(topology()).expect("starts");
+    let err = driver
+        .try_advance_wall_clock_time(Duration::from_millis(10))
+        .expect_err("log and fail");
+    assert_eq!(
+        err.to_string(),
+        "exception caught in process: task 0_0, in a punctuation, processor `KSTREAM-PROCESSOR-0000000001`: \
+         processor `KSTREAM-PROCESSOR-0000000001` failed: tick at 10 failed"
+    );
+
+    let config = StreamsConfig::new("app")
+        .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler)
+        .with_dead_letter_queue_topic("dlq");
+    let driver = TopologyTestDriver::with_config(topology(), config).expect("starts");
+    driver.advance_wall_clock_time(Duration::from_millis(10));
+    let dlq = dlq_of(&driver);
+    assert_eq!(dlq.len(), 1);
+    assert_eq!((dlq[0].key.as_ref(), dlq[0].value.as_ref()), (None, None));
+    assert_eq!(dlq[0].timestamp, Some(10));
+    let topic = dlq[0]
+        .headers
+        .last_header("__streams.errors.topic")
+        .expect("a topic header");
+    assert_eq!(topic.value, None);
+    assert_eq!(
+        dlq[0].headers.last("__streams.errors.offset"),
+        Some(&b"-1"[..])
+    );
+    assert_eq!(driver.metrics().dropped_records, 1);
+}

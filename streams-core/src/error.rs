@@ -704,6 +704,9 @@ pub struct RecordOrigin {
 
 impl fmt::Display for RecordOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.topic.is_empty() {
+            return write!(f, "task {}, in a punctuation", self.task_id);
+        }
         write!(
             f,
             "task {}, topic `{}`, partition {}, offset {}",

@@ -58,11 +58,12 @@ pub const HEADER_ERRORS_OFFSET_NAME: &str = "__streams.errors.offset";
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct ErrorHandlerContext<'a> {
-    /// The source topic of the record being processed.
+    /// The source topic of the record being processed; empty in a
+    /// punctuation (Kafka's `null`).
     pub topic: &'a str,
-    /// Its partition.
+    /// Its partition; `-1` in a punctuation.
     pub partition: i32,
-    /// Its offset.
+    /// Its offset; `-1` in a punctuation.
     pub offset: i64,
     /// The timestamp of the record being processed.
     pub timestamp: i64,
@@ -225,7 +226,12 @@ pub fn build_dead_letter_queue_record(
     headers.add(HEADER_ERRORS_EXCEPTION_NAME, class);
     headers.add(HEADER_ERRORS_EXCEPTION_MESSAGE_NAME, message.as_str());
     headers.add(HEADER_ERRORS_STACKTRACE_NAME, stack_trace(ctx, error));
-    headers.add(HEADER_ERRORS_TOPIC_NAME, ctx.topic);
+    // Outside a record (a punctuation) Kafka's topic is null: a null value.
+    if ctx.topic.is_empty() {
+        headers.add_null(HEADER_ERRORS_TOPIC_NAME);
+    } else {
+        headers.add(HEADER_ERRORS_TOPIC_NAME, ctx.topic);
+    }
     headers.add(HEADER_ERRORS_PARTITION_NAME, ctx.partition.to_string());
     headers.add(HEADER_ERRORS_OFFSET_NAME, ctx.offset.to_string());
     let record = RawRecord {

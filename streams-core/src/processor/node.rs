@@ -134,12 +134,19 @@ where
     fn punctuate(&mut self, task: &TaskState, me: usize, now: i64, p: &Punctuation) -> Result<()> {
         let mut ctx = ProcessorContext::new(task, me);
         let processor = &mut self.processor;
-        catch_unwind(AssertUnwindSafe(|| processor.punctuate(&mut ctx, now, p)))
+        let result = catch_unwind(AssertUnwindSafe(|| processor.punctuate(&mut ctx, now, p)))
             .unwrap_or_else(|payload| {
                 task.undo_unit();
                 Err(panicked(&*payload))
-            })
-            .map_err(|e| in_node(task, me, e))
+            });
+        match result {
+            // As Kafka's `ProcessorNode.punctuate`: the processing handler
+            // decides, with no record (no topic, partition -1, offset -1).
+            Err(e @ StreamsError::Processing { node: None, .. }) => {
+                task.processing_failed(me, in_node(task, me, e))
+            }
+            other => other.map_err(|e| in_node(task, me, e)),
+        }
     }
 
     fn close(&mut self) -> Result<()> {
