@@ -775,7 +775,7 @@ fn a_failing_punctuation_goes_to_the_processing_handler() {
     struct Ticks;
     impl Processor<S, S> for Ticks {
         fn init(&mut self, ctx: &mut ProcessorContext<'_, S, S>) -> Result<()> {
-            ctx.schedule(Duration::from_millis(10), PunctuationType::WallClockTime);
+            ctx.schedule(Duration::from_millis(10), PunctuationType::WallClockTime)?;
             Ok(())
         }
         fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
