@@ -31,6 +31,8 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(table_group_by_count),
     scenario!(table_group_by_reduce),
     scenario!(table_group_by_aggregate),
+    scenario!(to_table_plain_and_named_materialized),
+    scenario!(to_table_after_key_change),
 ];
 
 /// The changelog topic of `store`, as the driver names it.
@@ -336,5 +338,53 @@ fn table_group_by_aggregate() -> ScenarioResult {
     i.pipe_key_value_at("k3", "b3", 5);
     g.output(&driver, "out");
     g.output(&driver, &changelog("agg"));
+    g.finish(driver)
+}
+
+fn to_table_plain_and_named_materialized() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let s = b.stream::<S, S>("in");
+    s.clone().to_table().to_stream().to("out");
+    s.named("latest")
+        .to_table_with(Materialized::as_("latest-store"))
+        .to_stream()
+        .to("out-materialized");
+    let driver = g.start(b.build()?)?;
+    let i = input(&driver, "in");
+    i.pipe_key_value_at("a", "1", 0);
+    i.pipe_key_value_at("b", "2", 1);
+    i.pipe_key_value_at("a", "3", 2);
+    i.pipe_record(TestRecord::tombstone("a").at(3));
+    i.pipe_record(TestRecord::tombstone("c").at(4));
+    i.pipe_record(TestRecord::value("nk").at(5));
+    i.pipe_key_value_at("b", "4", 6);
+    i.pipe_key_value_at("a", "5", 3);
+    g.output(&driver, "out");
+    g.output(&driver, "out-materialized");
+    g.output(&driver, &changelog("latest-store"));
+    g.finish(driver)
+}
+
+fn to_table_after_key_change() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    b.stream::<S, S>("in")
+        .map(|k, v| (v[..1].to_owned(), format!("{}:{v}", show(k))))
+        .filter(|_, v| !v.ends_with('x'))
+        .to_table_with(Materialized::as_("by-initial"))
+        .to_stream()
+        .to("out");
+    let driver = g.start(b.build()?)?;
+    let i = input(&driver, "in");
+    i.pipe_key_value_at("k1", "apple", 0);
+    i.pipe_key_value_at("k2", "banana", 1);
+    i.pipe_key_value_at("k3", "avocado", 2);
+    i.pipe_key_value_at("k4", "box", 3);
+    i.pipe_key_value_at("k5", "blueberry", 4);
+    i.pipe_key_value_at("k6", "apricot", 1);
+    g.output(&driver, "out");
+    g.output(&driver, &repartition("KSTREAM-TOTABLE-0000000003"));
+    g.output(&driver, &changelog("by-initial"));
     g.finish(driver)
 }

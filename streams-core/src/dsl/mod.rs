@@ -104,6 +104,7 @@ mod stream_join_processors;
 mod suppress;
 mod table_processors;
 mod time_windowed_stream;
+mod to_table;
 mod window_processors;
 mod windowed_stream;
 

@@ -13,7 +13,9 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -335,5 +337,60 @@ final class StatefulScenarios {
         in.pipeInput("k3", "b3", 5L);
         g.output("out");
         g.output(changelog("agg"));
+    }
+
+    /**
+     * One stream as two tables: toTable() (no store: every update and delete is forwarded) and
+     * toTable(Named.as("latest"), Materialized.as("latest-store")) (a store with the record
+     * cache and a changelog). Tombstones delete, a null key is dropped.
+     */
+    @Scenario
+    static void to_table_plain_and_named_materialized(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KStream<String, String> s = b.stream("in");
+        s.toTable().toStream().to("out");
+        s.toTable(Named.as("latest"),
+                Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("latest-store"))
+            .toStream()
+            .to("out-materialized");
+        g.start(b.build());
+        final TestInputTopic<String, String> in = g.input("in");
+        in.pipeInput("a", "1", 0L);
+        in.pipeInput("b", "2", 1L);
+        in.pipeInput("a", "3", 2L);
+        in.pipeInput("a", null, 3L);
+        in.pipeInput("c", null, 4L);
+        in.pipeInput(null, "nk", 5L);
+        in.pipeInput("b", "4", 6L);
+        in.pipeInput("a", "5", 3L);
+        g.output("out");
+        g.output("out-materialized");
+        g.output(changelog("latest-store"));
+    }
+
+    /**
+     * map to (first letter, key:value), then filter, then toTable(Materialized.as("by-initial")):
+     * the key change sends the records through KSTREAM-TOTABLE-0000000003-repartition first.
+     */
+    @Scenario
+    static void to_table_after_key_change(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.<String, String>stream("in")
+            .map((k, v) -> KeyValue.pair(v.substring(0, 1), k + ":" + v))
+            .filter((k, v) -> !v.endsWith("x"))
+            .toTable(Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("by-initial"))
+            .toStream()
+            .to("out");
+        g.start(b.build());
+        final TestInputTopic<String, String> in = g.input("in");
+        in.pipeInput("k1", "apple", 0L);
+        in.pipeInput("k2", "banana", 1L);
+        in.pipeInput("k3", "avocado", 2L);
+        in.pipeInput("k4", "box", 3L);
+        in.pipeInput("k5", "blueberry", 4L);
+        in.pipeInput("k6", "apricot", 1L);
+        g.output("out");
+        g.output(repartition("KSTREAM-TOTABLE-0000000003"));
+        g.output(changelog("by-initial"));
     }
 }
