@@ -11,8 +11,8 @@ use streams_core::config::LogAndContinueExceptionHandler;
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{
-    Consumed, Produced, Record, RecordPart, Result, StreamsBuilder,
-    StreamsConfig, StreamsError, Topics, Topology, TopologyError,
+    Consumed, Produced, Record, RecordPart, Result, StreamsBuilder, StreamsConfig, StreamsError,
+    Topics, Topology, TopologyError,
 };
 use streams_test::{TestRecord, TopologyTestDriver};
 

@@ -27,6 +27,6 @@ mod runtime_global;
 mod runtime_partitioner;
 mod runtime_tasks;
 mod stream_joins;
-mod to_table;
 mod support;
+mod to_table;
 mod topics;

@@ -83,9 +83,9 @@
 //! ```
 
 mod builder;
-mod fallible;
 pub(crate) mod cache;
 mod change_serde;
+mod fallible;
 mod global;
 mod grace_search;
 mod grouped_stream;
