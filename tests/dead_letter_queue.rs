@@ -497,6 +497,10 @@ fn production_continue_skips_and_retry_fails_as_kafka_treats_serialization_error
             HandlerResult::Resume => {
                 assert!(result.is_ok());
                 assert_eq!(driver.metrics().dropped_records, 1);
+                assert_eq!(
+                    driver.dropped_records_by_node(),
+                    [("KSTREAM-SINK-0000000001".to_owned(), 1)].into()
+                );
             }
             _ => {
                 assert!(matches!(result, Err(StreamsError::ProductionFailed { .. })));
@@ -729,6 +733,27 @@ mod nothing_is_lost {
         }
         prop_assert_eq!(dropped, if resume { bad.len() } else { 0 });
         prop_assert_eq!(errors, if resume { 0 } else { bad.len() });
+        // Per node: undecodable records at the source, failing and
+        // panicking user code at the map.
+        let at = |f: fn(&Input) -> bool| inputs.iter().filter(|i| f(i)).count() as u64;
+        let mut by_node = std::collections::BTreeMap::new();
+        if resume {
+            for (node, n) in [
+                (
+                    "KSTREAM-SOURCE-0000000000",
+                    at(|i| matches!(i, Input::BadBytes)),
+                ),
+                (
+                    "KSTREAM-MAPVALUES-0000000001",
+                    at(|i| matches!(i, Input::Fails | Input::Panics)),
+                ),
+            ] {
+                if n > 0 {
+                    by_node.insert(node.to_owned(), n);
+                }
+            }
+        }
+        prop_assert_eq!(driver.dropped_records_by_node(), by_node);
         if dlq {
             let offsets: Vec<String> = dead
                 .iter()

@@ -606,6 +606,40 @@ impl TopologyTestDriver {
             .unwrap_or_default()
     }
 
+    /// Where [`TaskMetrics::dropped_records`] came from: each node that
+    /// dropped records, by name, with how many (the source of an
+    /// undecodable record, the processor whose user code failed or that
+    /// dropped a late record, the sink that could not serialize). The
+    /// counts add up to `metrics().dropped_records`.
+    ///
+    /// ```
+    /// use streams_core::config::LogAndContinueProcessingExceptionHandler;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    /// use streams_core::serde::StringSerde;
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .try_map_values(|v| v.parse::<i64>().map(|n| (n * 2).to_string()))
+    ///     .to("out");
+    /// let config = StreamsConfig::new("app")
+    ///     .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler);
+    /// let driver = TopologyTestDriver::with_config(builder.build()?, config)?;
+    /// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+    /// input.pipe_values(["1", "x", "y"]);
+    /// assert_eq!(driver.metrics().dropped_records, 2);
+    /// assert_eq!(
+    ///     driver.dropped_records_by_node().into_iter().collect::<Vec<_>>(),
+    ///     [("KSTREAM-MAPVALUES-0000000001".to_string(), 2)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dropped_records_by_node(&self) -> std::collections::BTreeMap<String, u64> {
+        self.with_state(|s| Ok(s.task.dropped_records_by_node()))
+            .unwrap_or_default()
+    }
+
     /// Closes every processor and drops all state, Kafka's `close()`.
     /// Topic handles borrow the driver, so none can outlive this call.
     /// Dropping the driver closes it too, but cannot report errors.

@@ -390,6 +390,7 @@ impl StreamTask {
                 collector,
                 punctuations: Default::default(),
                 metrics: Cell::new(TaskMetrics::default()),
+                dropped_by_node: RefCell::new(Vec::new()),
                 config: config.clone(),
                 commit_hooks: RefCell::new(Vec::new()),
                 task_id,
@@ -692,6 +693,16 @@ impl StreamTask {
     /// What the task processed and dropped so far.
     pub fn metrics(&self) -> TaskMetrics {
         self.state.metrics.get()
+    }
+
+    /// Where [`TaskMetrics::dropped_records`] came from: the nodes that
+    /// dropped records, by name, with how many each (a source for
+    /// undecodable records, a processor for failed user code or a late
+    /// window record, a sink for unserializable records). Nodes that
+    /// dropped nothing are left out, so the counts add up to
+    /// `dropped_records`.
+    pub fn dropped_records_by_node(&self) -> std::collections::BTreeMap<String, u64> {
+        self.state.dropped_records_by_node()
     }
 
     /// The `application.id` this task runs with.

@@ -268,7 +268,7 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     /// `dropped_records` metric, so that a test can see it was not lost
     /// by accident.
     pub fn count_dropped_record(&mut self) {
-        self.task.count(|m| m.dropped_records += 1);
+        self.task.count_dropped(self.node);
     }
 
     /// Schedules a punctuation every `interval` on the given clock; the

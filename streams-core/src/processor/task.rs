@@ -129,6 +129,9 @@ pub(crate) struct TaskState {
     pub(crate) collector: Rc<RefCell<RecordCollector>>,
     pub(crate) punctuations: PunctuationQueue,
     pub(crate) metrics: Cell<TaskMetrics>,
+    /// Records dropped per node (by node index): where the task's
+    /// `dropped_records` came from.
+    pub(crate) dropped_by_node: RefCell<Vec<u64>>,
     pub(crate) config: StreamsConfig,
     /// What runs at each commit, in store order: the flushes of the DSL's
     /// record caches.
@@ -275,7 +278,7 @@ impl TaskState {
         let handler = self.handlers.deserialization.clone();
         match self.ask_handler(bad, &error, |ctx| handler.handle_error(ctx, &error)) {
             HandlerResult::Resume => {
-                self.count(|m| m.dropped_records += 1);
+                self.count_dropped(bad.node);
                 Ok(())
             }
             HandlerResult::Fail | HandlerResult::Retry => Err(error),
@@ -309,7 +312,7 @@ impl TaskState {
         });
         match result {
             HandlerResult::Resume => {
-                self.count(|m| m.dropped_records += 1);
+                self.count_dropped(node);
                 Ok(())
             }
             HandlerResult::Fail | HandlerResult::Retry => Err(self.failed(node, error)),
@@ -356,7 +359,7 @@ impl TaskState {
         });
         match result {
             HandlerResult::Resume => {
-                self.count(|m| m.dropped_records += 1);
+                self.count_dropped(node);
                 Ok(())
             }
             HandlerResult::Fail | HandlerResult::Retry => Err(StreamsError::ProductionFailed {
@@ -437,6 +440,28 @@ impl TaskState {
         let mut m = self.metrics.get();
         f(&mut m);
         self.metrics.set(m);
+    }
+
+    /// Counts one record dropped at `node`: in the task's
+    /// `dropped_records` and in the node's own count.
+    pub(crate) fn count_dropped(&self, node: usize) {
+        self.count(|m| m.dropped_records += 1);
+        let mut by_node = self.dropped_by_node.borrow_mut();
+        if by_node.len() <= node {
+            by_node.resize(node + 1, 0);
+        }
+        by_node[node] += 1;
+    }
+
+    /// The nodes that dropped records, by name, with how many each.
+    pub(crate) fn dropped_records_by_node(&self) -> std::collections::BTreeMap<String, u64> {
+        self.dropped_by_node
+            .borrow()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (self.node_name(i).to_owned(), *n))
+            .collect()
     }
 
     pub(crate) fn schedule(

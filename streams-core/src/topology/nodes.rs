@@ -266,7 +266,7 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
                     count,
                 ) {
                     Some(set) if set.is_empty() => {
-                        task.count(|m| m.dropped_records += 1);
+                        task.count_dropped(me);
                         return Ok(());
                     }
                     chosen => chosen,
