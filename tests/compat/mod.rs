@@ -215,6 +215,8 @@ pub(crate) enum ErrorKind {
     NegativeTimestamp,
     /// A processor failed (Java: `StreamsException: Exception caught in process. ..`).
     ProcessingFailure,
+    /// A sink could not serialize a record (Java: `StreamsException: Unable to serialize record. ..`).
+    ProductionFailure,
     /// Anything else, with its text.
     Other(String),
 }
@@ -229,6 +231,7 @@ impl ErrorKind {
             StreamsError::Processing { .. } | StreamsError::ProcessingFailed { .. } => {
                 ErrorKind::ProcessingFailure
             }
+            StreamsError::ProductionFailed { .. } => ErrorKind::ProductionFailure,
             other => ErrorKind::Other(format!("{other:?}")),
         }
     }
@@ -243,6 +246,8 @@ impl ErrorKind {
             ErrorKind::NegativeTimestamp
         } else if text.starts_with("StreamsException: Exception caught in process.") {
             ErrorKind::ProcessingFailure
+        } else if text.starts_with("StreamsException: Unable to serialize record.") {
+            ErrorKind::ProductionFailure
         } else {
             ErrorKind::Other(text.to_owned())
         }

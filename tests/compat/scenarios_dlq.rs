@@ -3,8 +3,9 @@
 //! is read as any output topic, its headers compared byte for byte (the
 //! stack trace header by its first line, see `header_to_golden`).
 
+use streams_core::SerdeError;
 use streams_core::dsl::{Consumed, Produced};
-use streams_core::serde::{BytesSerde, I64Serde, StringSerde};
+use streams_core::serde::{BytesSerde, I64Serde, Serde, StringSerde};
 use streams_core::{StreamsBuilder, StreamsConfig};
 use streams_test::{TestRecord, TopologyTestDriver};
 
@@ -17,6 +18,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(dlq_deserialization_fail_error),
     scenario!(dlq_processing_continue),
     scenario!(dlq_processing_fail_error),
+    scenario!(dlq_production_fail_error),
 ];
 
 const DLQ: &str = "dlq";
@@ -143,6 +145,47 @@ fn dlq_processing_fail_error() -> ScenarioResult {
     i.pipe_key_value_at("k1", "a", 0);
     g.expect_error(i.try_pipe_record(TestRecord::key_value("k2", "boom").at(1)));
     i.pipe_key_value_at("k3", "c", 2);
+    g.output(&driver, "out");
+    g.output(&driver, DLQ);
+    g.finish(driver)
+}
+
+/// Java's `picky()` serde: a String serde whose serializer fails on "bad"
+/// (Kafka's `SerializationException("cannot write bad")`).
+#[derive(Debug, Clone, Copy)]
+struct Picky;
+
+impl Serde<String> for Picky {
+    fn serialize(&self, _topic: &str, value: &String) -> Result<Vec<u8>, SerdeError> {
+        if value == "bad" {
+            Err(SerdeError::new("cannot write bad"))
+        } else {
+            Ok(value.as_bytes().to_vec())
+        }
+    }
+    fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<String, SerdeError> {
+        Ok(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
+/// The sink's serializer fails on "bad" under the default production
+/// handler: the DLQ record, then the error.
+fn dlq_production_fail_error() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    b.stream::<S, S>("in")
+        .to_with("out", Produced::with(StringSerde, Picky));
+    let driver = g.start_with(b.build()?, dlq_config())?;
+    let i = input(&driver, "in");
+    i.pipe_key_value_at("k1", "a", 0);
+    g.expect_error(
+        i.try_pipe_record(
+            TestRecord::key_value("k2", "bad")
+                .at(5)
+                .with_header("h", "v"),
+        ),
+    );
+    i.pipe_key_value_at("k3", "c", 6);
     g.output(&driver, "out");
     g.output(&driver, DLQ);
     g.finish(driver)

@@ -1,6 +1,11 @@
 package compat.oracle;
 
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
+import java.nio.charset.StandardCharsets;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -98,6 +103,37 @@ final class DlqScenarios {
         in.pipeInput("k1", "a", 0L);
         g.expectError(() -> in.pipeInput("k2", "boom", 1L));
         in.pipeInput("k3", "c", 2L);
+        g.output("out");
+        g.output(DLQ);
+    }
+
+    /** A String serde whose serializer throws SerializationException("cannot write bad") on "bad". */
+    static Serde<String> picky() {
+        final Serializer<String> ser = (topic, v) -> {
+            if ("bad".equals(v)) {
+                throw new SerializationException("cannot write bad");
+            }
+            return v == null ? null : v.getBytes(StandardCharsets.UTF_8);
+        };
+        final Deserializer<String> de = (topic, bytes) ->
+            bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
+        return Serdes.serdeFrom(ser, de);
+    }
+
+    /**
+     * The sink's value serializer fails on "bad", under the default production handler
+     * (DefaultProductionExceptionHandler): the DLQ record first, then the pipe fails; a record
+     * piped after it is processed.
+     */
+    @Scenario
+    static void dlq_production_fail_error(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.<String, String>stream("in").to("out", Produced.with(Serdes.String(), picky()));
+        g.start(b.build(), p -> p.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, DLQ));
+        final TestInputTopic<String, String> in = g.input("in");
+        in.pipeInput("k1", "a", 0L);
+        g.expectError(() -> in.pipeInput(Golden.record("k2", "bad", 5L, Golden.headers("h", "v"))));
+        in.pipeInput("k3", "c", 6L);
         g.output("out");
         g.output(DLQ);
     }
