@@ -46,17 +46,12 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
          only b-3; we refuse",
     ),
     (
-        "processor_api_shared_store",
-        "our co-partition groups are a heuristic (the source topics upstream of processors \
-         that share a store): two Processor API processors sharing a store make a group, so we \
-         refuse a (2) and b (3); Kafka registers groups only in the DSL's joins \
-         (InternalTopologyBuilder.copartitionSources) and runs 3 tasks",
-    ),
-    (
         "two_joins_share_a_repartition_topic",
         "counts and tasks equal; the groups differ: Kafka's second join reuses the first's \
-         repartition topic and registers a group of t2 alone, we merge the two joins' groups \
-         (they share the topic) into one",
+         repartition node but returns a stream whose source is a new name that is never added \
+         to the topology (KStreamImpl.repartitionForJoin), so its group resolves to t2 alone; \
+         ours names the reused repartition source, and the two joins' groups (which share that \
+         topic) merge into one, as Kafka's copartitionGroups merges groups that share a topic",
     ),
     (
         "two_joins_share_a_repartition_topic_not_copartitioned",

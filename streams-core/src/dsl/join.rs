@@ -240,6 +240,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         out.repartition_required = false;
         let stores: Vec<&str> = stores.iter().map(String::as_str).collect();
         self.builder().with_topology(|t| {
+            // Kafka's ensureCopartitionWith: the stream's and the table's
+            // sources must be co-partitioned.
+            t.copartition(&[&stream.node, &table.node]);
             t.connect_processor_and_state_stores(&name, &stores)
                 .map(|_| ())
         });
@@ -416,6 +419,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                     },
                     &[&this_name, &other_name],
                 )?;
+                // Kafka's ensureCopartitionWith: both tables' sources.
+                t.copartition(&[&this_parent, &other_parent]);
                 let other_stores: Vec<&str> = other_stores.iter().map(String::as_str).collect();
                 t.connect_processor_and_state_stores(&this_name, &other_stores)?;
                 let this_stores: Vec<&str> = this_stores.iter().map(String::as_str).collect();

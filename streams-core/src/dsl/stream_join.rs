@@ -558,6 +558,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let logging = joined.logging;
         let (this_parent, other_parent) = (this.node.clone(), that.node.clone());
         builder.with_topology(|t| {
+            // Kafka's ensureCopartitionWith: both sides' sources.
+            t.copartition(&[&this_parent, &other_parent]);
             let store = this_store.clone();
             t.add_typed_processor::<K, V, K, V, _, _>(
                 &this_windowed,

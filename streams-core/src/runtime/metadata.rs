@@ -24,8 +24,11 @@
 //!   source topics; Kafka visits sub-topologies in `HashSet` order and takes
 //!   the largest count known when it gets there, so downstream of a
 //!   repartition topic not counted yet its result depends on topic names;
-//! - co-partition groups that share a topic are one group (see
-//!   [`TopicsInfo::copartition_groups`](crate::topology::TopicsInfo::copartition_groups)).
+//! - the co-partition groups are Kafka's, registered by the DSL's joins
+//!   (see [`TopicsInfo::copartition_groups`](crate::topology::TopicsInfo::copartition_groups)),
+//!   except after a second join of one re-keyed stream: Kafka's second
+//!   group names a source node it never adds (so the second table is not
+//!   checked), ours names the reused repartition topic.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -284,6 +284,10 @@ pub struct Topology {
     /// (`Repartitioned::with_number_of_partitions`), by its name without
     /// the application id.
     repartition_partitions: HashMap<String, i32>,
+    /// Kafka's `copartitionSourceGroups`: for each join the DSL built, the
+    /// nodes it joins, whose upstream sources must be co-partitioned (see
+    /// [`Topology::copartition`]).
+    copartition_node_groups: Vec<Vec<String>>,
 }
 
 impl fmt::Debug for Topology {
@@ -320,6 +324,22 @@ impl Topology {
     }
 
     /// The partition count repartition topic `topic` was given, if any.
+    /// Registers a co-partition group, Kafka's
+    /// `InternalTopologyBuilder.copartitionSources`: the source topics
+    /// upstream of `nodes` (in their sub-topology) must have the same
+    /// number of partitions, because a join reads them together. The DSL's
+    /// joins call it with the two nodes they join; the Processor API has
+    /// no such call, as in Kafka.
+    pub(crate) fn copartition(&mut self, nodes: &[&str]) {
+        self.copartition_node_groups
+            .push(nodes.iter().map(|n| (*n).to_owned()).collect());
+    }
+
+    /// The registered co-partition groups, as node names.
+    pub(crate) fn copartition_node_groups(&self) -> &[Vec<String>] {
+        &self.copartition_node_groups
+    }
+
     pub(crate) fn repartition_partitions(&self, topic: &str) -> Option<i32> {
         self.repartition_partitions.get(topic).copied()
     }
@@ -373,6 +393,11 @@ impl Topology {
             self.connect_processor_and_state_stores(p, &[&name])?;
         }
         Ok(self)
+    }
+
+    /// The index of the node named `name`.
+    pub(crate) fn node_index(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
     }
 
     fn processor_index(&self, name: &str) -> Result<usize, TopologyError> {

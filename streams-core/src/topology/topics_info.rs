@@ -59,14 +59,12 @@ pub struct TopicsInfo {
     pub dynamic_sink: bool,
     /// Groups of source topics that must have the same partition count,
     /// because a join reads them together (Kafka's co-partition groups):
-    /// the topics upstream of processors that share a store. A store of
-    /// one processor (an aggregation, even of merged streams) makes no
-    /// group. Kafka registers its groups in the DSL's joins instead
-    /// (`copartitionSources`), so two Processor API processors that share
-    /// a store make a group here and none in Kafka; and groups that share a
-    /// topic are merged here, where Kafka keeps them apart (two joins of
-    /// one re-keyed stream: Kafka does not check the two tables against
-    /// each other).
+    /// registered by the DSL's joins (stream-stream, stream-table,
+    /// table-table), as Kafka's `copartitionSources`, each the source
+    /// topics upstream of the two joined streams or tables; groups that
+    /// share a topic are merged, as Kafka's `copartitionGroups` does.
+    /// Processor API processors that share a store make no group, as in
+    /// Kafka. Sorted, and each group's topics sorted.
     pub copartition_groups: Vec<Vec<String>>,
     /// The repartition topics its sources read whose partition count was
     /// given (`Repartitioned::with_number_of_partitions`, Kafka's enforced
@@ -213,19 +211,21 @@ impl Topology {
     }
 }
 
-/// The source topics upstream of each processor of `members` that shares
-/// a store with another processor, grouped per store (groups that overlap
-/// merged).
+/// Kafka's `InternalTopologyBuilder.copartitionGroups`: each group the
+/// DSL's joins registered ([`Topology::copartition`]) as the source topics
+/// upstream of its nodes, groups that share a topic merged (Kafka's
+/// transitive closure), each topic list sorted; only the groups whose
+/// topics `members` (one sub-topology's nodes) read.
 fn copartition_groups(
     topology: &Topology,
     members: &[usize],
     application_id: &str,
 ) -> Vec<Vec<String>> {
+    use std::collections::BTreeSet;
     let nodes = topology.nodes();
-    let sources_above = |start: usize| -> std::collections::BTreeSet<String> {
+    let sources_above = |start: usize, topics: &mut BTreeSet<String>| {
         let mut seen = vec![false; nodes.len()];
         let mut stack = vec![start];
-        let mut topics = std::collections::BTreeSet::new();
         while let Some(i) = stack.pop() {
             if std::mem::replace(&mut seen[i], true) {
                 continue;
@@ -235,38 +235,41 @@ fn copartition_groups(
             }
             stack.extend(nodes[i].parents.iter().copied());
         }
-        topics
     };
-    let mut groups: Vec<std::collections::BTreeSet<String>> = Vec::new();
-    let mut stores: Vec<&str> = members
-        .iter()
-        .flat_map(|&i| nodes[i].stores.iter().map(String::as_str))
-        .collect();
-    stores.sort_unstable();
-    stores.dedup();
-    for store in stores {
-        let users: Vec<usize> = members
-            .iter()
-            .copied()
-            .filter(|&i| nodes[i].stores.iter().any(|s| s == store))
-            .collect();
-        if users.len() < 2 {
+    let mut groups: Vec<BTreeSet<String>> = Vec::new();
+    for registered in topology.copartition_node_groups() {
+        let mut group = BTreeSet::new();
+        for node in registered {
+            if let Some(i) = topology.node_index(node) {
+                sources_above(i, &mut group);
+            }
+        }
+        if group.is_empty() {
             continue;
         }
-        let mut group = std::collections::BTreeSet::new();
-        for u in users {
-            group.extend(sources_above(u));
+        // Merge every group this one touches into one.
+        let (touching, mut rest): (Vec<_>, Vec<_>) =
+            groups.into_iter().partition(|g| !g.is_disjoint(&group));
+        for g in touching {
+            group.extend(g);
         }
-        if group.len() < 2 {
-            continue;
-        }
-        match groups.iter_mut().find(|g| !g.is_disjoint(&group)) {
-            Some(g) => g.extend(group),
-            None => groups.push(group),
-        }
+        rest.push(group);
+        groups = rest;
     }
-    groups
+    let read: BTreeSet<String> = members
+        .iter()
+        .filter_map(|&i| match &nodes[i].kind {
+            NodeKind::Source { topics, .. } => Some(topics),
+            _ => None,
+        })
+        .flatten()
+        .map(|t| t.full_name(application_id))
+        .collect();
+    let mut mine: Vec<Vec<String>> = groups
         .into_iter()
+        .filter(|g| !g.is_disjoint(&read))
         .map(|g| g.into_iter().collect())
-        .collect()
+        .collect();
+    mine.sort();
+    mine
 }
