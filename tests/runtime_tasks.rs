@@ -851,3 +851,97 @@ mod errors {
         assert!(app.cluster().admin().partition_count(CHANGELOG).is_err());
     }
 }
+
+/// KIP-447 on the runtime: a new owner under `exactly_once_v2` does not
+/// start from a committed offset that the previous owner's open
+/// transaction is about to replace.
+mod unstable_offsets {
+    use streams_broker::ProducerConfig;
+    use streams_clients::GroupMetadata;
+
+    use super::*;
+
+    fn upper() -> Topology {
+        let b = StreamsBuilder::new();
+        b.stream::<String, String>("in")
+            .map_values(|v| v.to_uppercase())
+            .to("out");
+        b.build().unwrap()
+    }
+
+    fn eos() -> StreamsConfig {
+        StreamsConfig::new("upper").with_property("processing.guarantee", "exactly_once_v2")
+    }
+
+    /// The previous owner (a zombie of another instance) has processed
+    /// `a`, `b`, `c`: its transaction holds their results and the offset
+    /// 3 for the group, not committed yet. The new owner waits; the
+    /// zombie's transaction ends; the new owner goes on from where it
+    /// ended: each result once (committed: from 3; aborted: from 0).
+    #[test]
+    fn a_new_owner_waits_for_the_previous_owners_transaction() {
+        for commit in [true, false] {
+            let mut app = StreamsCluster::new();
+            app.create_topic("in", 1).unwrap();
+            app.create_topic("out", 1).unwrap();
+            let input = app.producer("in", StringSerde, StringSerde);
+            for (i, v) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+                input
+                    .send(&format!("k{i}"), Some(&(*v).to_owned()), i as i64)
+                    .unwrap();
+            }
+            let zombie = app
+                .cluster()
+                .producer_with(ProducerConfig::new().transactional_id("upper-old-1"));
+            zombie.init_transactions().unwrap();
+            zombie.begin_transaction().unwrap();
+            for (i, v) in ["A", "B", "C"].iter().enumerate() {
+                zombie
+                    .send(ProducerRecord::new("out", format!("k{i}"), (*v).to_owned()).partition(0))
+                    .unwrap();
+            }
+            zombie
+                .send_offsets_to_transaction(
+                    [(TopicPartition::new("in", 0), 3)],
+                    &GroupMetadata {
+                        group_id: "upper".to_owned(),
+                        generation: -1,
+                        member_id: String::new(),
+                    },
+                )
+                .unwrap();
+
+            app.start("a", &upper(), eos()).unwrap();
+            for _ in 0..20 {
+                app.step().unwrap();
+            }
+            let a = app.instance("a").unwrap();
+            assert_eq!(a.state(), State::Running);
+            assert_eq!(a.active_tasks(), tasks(&[(0, 0)]));
+            assert!(
+                !a.has_uncommitted(),
+                "nothing processed while the offset is pending"
+            );
+            assert_eq!(
+                app.read("out", StringSerde, StringSerde).unwrap().len(),
+                3,
+                "only the zombie's records"
+            );
+
+            if commit {
+                zombie.commit_transaction().unwrap();
+            } else {
+                zombie.abort_transaction().unwrap();
+            }
+            app.run_until_idle().unwrap();
+            let values: Vec<String> = app
+                .read_committed("out", StringSerde, StringSerde)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.value.unwrap())
+                .collect();
+            assert_eq!(values, ["A", "B", "C", "D", "E"], "committed: {commit}");
+            assert_eq!(committed(&app, "upper", "in", 0), Some(5));
+        }
+    }
+}

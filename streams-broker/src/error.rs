@@ -148,6 +148,22 @@ pub enum BrokerError {
         /// The partition.
         partition: i32,
     },
+    /// A `read_committed` consumer asked for a committed offset that an
+    /// open transaction is about to replace (KIP-447's
+    /// `UNSTABLE_OFFSET_COMMIT`, answered to an OffsetFetch with
+    /// `require_stable`): the offset is known once that transaction commits
+    /// or aborts (or the coordinator aborts it on its timeout).
+    #[error(
+        "the committed offset of {topic}-{partition} for group {group} is pending in an open transaction: retry after the transaction ends (KIP-447)"
+    )]
+    UnstableOffsetCommit {
+        /// The consumer group.
+        group: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// An operation that needs a `group.id` on a consumer without one
     /// (`InvalidGroupIdException`).
     #[error("{operation} needs a consumer group: set group_id in the ConsumerConfig")]

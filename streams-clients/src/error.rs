@@ -83,6 +83,21 @@ pub enum ClientError {
         /// Why, and what is accepted.
         reason: String,
     },
+    /// The committed offset of a partition is pending in an open
+    /// transaction (KIP-447's `UNSTABLE_OFFSET_COMMIT`, seen by a
+    /// `read_committed` consumer): ask again once the transaction ended.
+    /// Retriable; Kafka's consumer retries it until its timeout.
+    #[error(
+        "the committed offset of {topic}-{partition} for group {group} is pending in an open transaction; retry once it commits or aborts"
+    )]
+    UnstableOffsetCommit {
+        /// The consumer group.
+        group: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// The operation did not complete in its time.
     #[error("{operation} timed out after {timeout_ms} ms; retry, or raise the timeout")]
     Timeout {
@@ -109,6 +124,29 @@ impl ClientError {
         matches!(
             self,
             ClientError::ProducerFenced { .. } | ClientError::CommitFailed { .. }
+        )
+    }
+}
+
+impl ClientError {
+    /// Whether asking again later may succeed: a timeout, or a committed
+    /// offset pending in an open transaction.
+    ///
+    /// ```
+    /// use streams_clients::ClientError;
+    ///
+    /// let unstable = ClientError::UnstableOffsetCommit {
+    ///     group: "app".into(),
+    ///     topic: "in".into(),
+    ///     partition: 0,
+    /// };
+    /// assert!(unstable.is_retriable());
+    /// assert!(!unstable.is_task_migrated());
+    /// ```
+    pub fn is_retriable(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Timeout { .. } | ClientError::UnstableOffsetCommit { .. }
         )
     }
 }

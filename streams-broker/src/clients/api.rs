@@ -73,6 +73,15 @@ pub fn client_error(client: &str, operation: &'static str, err: BrokerError) -> 
             operation: format!("{operation} to {topic}-{partition}"),
             timeout_ms,
         },
+        BrokerError::UnstableOffsetCommit {
+            group,
+            topic,
+            partition,
+        } => ClientError::UnstableOffsetCommit {
+            group,
+            topic,
+            partition,
+        },
         BrokerError::GroupIdRequired { .. } => ClientError::InvalidState {
             client: client.to_owned(),
             operation,

@@ -520,7 +520,13 @@ impl Consumer {
             }
             // One copy of the name for the partition's records.
             let topic: Arc<str> = Arc::from(tp.topic.as_str());
-            let mut position = resolve_position(&self.config, &self.positions, &state, tp)?;
+            let mut position = match resolve_position(&self.config, &self.positions, &state, tp) {
+                Ok(position) => position,
+                // KIP-447: no position until the pending offset is
+                // committed or aborted; this poll reads the others.
+                Err(BrokerError::UnstableOffsetCommit { .. }) => continue,
+                Err(err) => return Err(err),
+            };
             let log = state.log(tp)?;
             let isolation = self.config.isolation_level;
             let upper = isolation.fetch_upper_bound(log);
@@ -649,7 +655,11 @@ impl Consumer {
     /// The group's committed offset of `tp`.
     ///
     /// # Errors
-    /// [`BrokerError::GroupIdRequired`] without a `group.id`.
+    /// [`BrokerError::GroupIdRequired`] without a `group.id`;
+    /// [`BrokerError::UnstableOffsetCommit`] for a `read_committed`
+    /// consumer while an open transaction holds an offset of its group for
+    /// `tp` (KIP-447; Kafka's consumer retries until its timeout, this one
+    /// answers at once: ask again after the transaction ends).
     pub fn committed(&self, tp: &TopicPartition) -> Result<Option<i64>> {
         let group_id = self
             .config
@@ -658,7 +668,9 @@ impl Consumer {
             .ok_or(BrokerError::GroupIdRequired {
                 operation: "committed",
             })?;
-        Ok(self.cluster.state().committed_offset(group_id, tp))
+        let mut state = self.cluster.state();
+        check_stable(&self.config, &state, tp)?;
+        Ok(state.committed_offset(group_id, tp))
     }
 
     /// Closes the consumer and leaves the group at once (Kafka's
@@ -695,6 +707,25 @@ impl Drop for Consumer {
     }
 }
 
+/// KIP-447: a `read_committed` consumer's OffsetFetch asks for stable
+/// offsets, and is answered `UNSTABLE_OFFSET_COMMIT` while an open
+/// transaction holds an offset of its group for `tp`.
+fn check_stable(config: &ConsumerConfig, state: &State, tp: &TopicPartition) -> Result<()> {
+    match &config.group_id {
+        Some(group)
+            if config.isolation_level == IsolationLevel::ReadCommitted
+                && state.has_pending_txn_offset(group, tp) =>
+        {
+            Err(BrokerError::UnstableOffsetCommit {
+                group: group.clone(),
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 fn resolve_position(
     config: &ConsumerConfig,
     positions: &BTreeMap<TopicPartition, i64>,
@@ -704,6 +735,7 @@ fn resolve_position(
     if let Some(p) = positions.get(tp) {
         return Ok(*p);
     }
+    check_stable(config, state, tp)?;
     if let Some(committed) = config
         .group_id
         .as_ref()

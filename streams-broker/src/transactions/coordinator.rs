@@ -47,6 +47,19 @@ fn fenced(txn: &TransactionMetadata, producer_id: i64, epoch: i16) -> BrokerErro
 }
 
 impl State {
+    /// Whether an open transaction holds an offset of `group` for `tp`
+    /// that is not committed yet (Kafka's
+    /// `GroupMetadata.hasPendingOffsetCommitsForTopicPartition`): an
+    /// OffsetFetch with `require_stable` is answered
+    /// `UNSTABLE_OFFSET_COMMIT` until it ends (KIP-447).
+    pub(crate) fn has_pending_txn_offset(&self, group: &str, tp: &TopicPartition) -> bool {
+        self.transactions.transactions.values().any(|t| {
+            t.pending_offsets
+                .get(group)
+                .is_some_and(|o| o.contains_key(tp))
+        })
+    }
+
     fn txn(&self, transactional_id: &str) -> Option<&TransactionMetadata> {
         self.transactions.transactions.get(transactional_id)
     }

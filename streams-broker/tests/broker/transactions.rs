@@ -1005,3 +1005,108 @@ proptest! {
         }
     }
 }
+
+/// A consumer of group `app` assigned `in-0` by hand, at `level`.
+fn member(cluster: &Cluster, level: IsolationLevel) -> streams_broker::Consumer {
+    let mut consumer = cluster.consumer(
+        ConsumerConfig::new()
+            .group_id("app")
+            .enable_auto_commit(false)
+            .auto_offset_reset(AutoOffsetReset::Earliest)
+            .isolation_level(level),
+    );
+    consumer.assign([TopicPartition::new("in", 0)]);
+    consumer
+}
+
+fn polled_offsets(consumer: &mut streams_broker::Consumer) -> Vec<i64> {
+    consumer
+        .poll()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.offset)
+        .collect()
+}
+
+/// KIP-447: a `read_committed` member does not start from a committed
+/// offset that an open transaction is about to replace (Kafka's
+/// `UNSTABLE_OFFSET_COMMIT` for an OffsetFetch with `require_stable`): it
+/// waits until the transaction commits (and starts from the new offset),
+/// aborts (the old one), or times out. Without the wait a new owner would
+/// re-process what the old owner's transaction is about to commit.
+#[test]
+fn kip_447_a_read_committed_member_waits_for_an_offset_pending_in_a_transaction() {
+    let cluster = Cluster::builder()
+        .transaction_config(TransactionConfig {
+            abort_timed_out_transaction_cleanup_interval_ms: 1_000,
+            ..TransactionConfig::default()
+        })
+        .build();
+    cluster
+        .admin()
+        .create_topic(NewTopic::new("in", 1))
+        .unwrap();
+    let input = TopicPartition::new("in", 0);
+    let plain = cluster.producer();
+    for i in 0..6 {
+        plain
+            .send(ProducerRecord::new("in", "k", format!("r{i}")).partition(0))
+            .unwrap();
+    }
+    member(&cluster, IsolationLevel::ReadUncommitted)
+        .commit_offsets([(input.clone(), 2)])
+        .unwrap();
+    let group_only = GroupMetadata {
+        group_id: "app".to_owned(),
+        generation: -1,
+        member_id: String::new(),
+    };
+    let unstable = BrokerError::UnstableOffsetCommit {
+        group: "app".to_owned(),
+        topic: "in".to_owned(),
+        partition: 0,
+    };
+
+    // Committed: the waiting member starts at the transaction's offset.
+    let old_owner = transactional(&cluster, "app-old-owner");
+    old_owner.begin_transaction().unwrap();
+    old_owner
+        .send_offsets_to_transaction([(input.clone(), 5)], &group_only)
+        .unwrap();
+    let mut new_owner = member(&cluster, IsolationLevel::ReadCommitted);
+    assert_eq!(new_owner.committed(&input).unwrap_err(), unstable);
+    assert_eq!(new_owner.position(&input).unwrap_err(), unstable);
+    assert_eq!(polled_offsets(&mut new_owner), Vec::<i64>::new(), "waits");
+    // read_uncommitted does not ask for stable offsets (Kafka's default).
+    let mut uncommitted = member(&cluster, IsolationLevel::ReadUncommitted);
+    assert_eq!(uncommitted.committed(&input).unwrap(), Some(2));
+    assert_eq!(polled_offsets(&mut uncommitted), [2, 3, 4, 5]);
+    old_owner.commit_transaction().unwrap();
+    assert_eq!(new_owner.committed(&input).unwrap(), Some(5));
+    assert_eq!(polled_offsets(&mut new_owner), [5]);
+
+    // Aborted: the old committed offset stands.
+    old_owner.begin_transaction().unwrap();
+    old_owner
+        .send_offsets_to_transaction([(input.clone(), 6)], &group_only)
+        .unwrap();
+    let mut next = member(&cluster, IsolationLevel::ReadCommitted);
+    assert_eq!(polled_offsets(&mut next), Vec::<i64>::new());
+    old_owner.abort_transaction().unwrap();
+    assert_eq!(polled_offsets(&mut next), [5]);
+
+    // Timed out: the coordinator aborts it (60 s, checked each second),
+    // and the wait ends with the old offset.
+    let zombie = transactional(&cluster, "app-zombie");
+    zombie.begin_transaction().unwrap();
+    zombie
+        .send_offsets_to_transaction([(input.clone(), 6)], &group_only)
+        .unwrap();
+    let mut last = member(&cluster, IsolationLevel::ReadCommitted);
+    cluster.advance_ms(60_000);
+    assert_eq!(last.committed(&input).unwrap_err(), unstable);
+    assert_eq!(polled_offsets(&mut last), Vec::<i64>::new());
+    cluster.advance_ms(1_000);
+    assert_eq!(last.committed(&input).unwrap(), Some(5));
+    assert_eq!(polled_offsets(&mut last), [5]);
+}

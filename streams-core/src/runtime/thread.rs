@@ -83,6 +83,10 @@ pub(crate) struct StreamThread {
     /// commit purges, as Kafka's thread does on a real clock).
     last_purge_ms: Option<i64>,
     in_transaction: bool,
+    /// Input partitions whose committed offset is pending in another
+    /// producer's open transaction (KIP-447): paused, sought and resumed
+    /// once the offset is stable.
+    awaiting_offsets: BTreeSet<TopicPartition>,
     /// Shared with the tasks, which ask it for their sinks' partition
     /// counts.
     admin: Rc<RefCell<Box<dyn streams_clients::Admin>>>,
@@ -217,6 +221,7 @@ impl StreamThread {
             last_commit_ms: now,
             last_purge_ms: None,
             in_transaction: false,
+            awaiting_offsets: BTreeSet::new(),
             admin: Rc::new(RefCell::new(admin)),
             globals,
             clients,
@@ -275,16 +280,51 @@ impl StreamThread {
             let mut task = Task::new(engine, meta);
             self.restorer.restore(&mut task)?;
             for tp in &task.meta.partitions {
-                let committed = self.consumer.committed(tp).map_err(|e| {
-                    RuntimeError::client(format!("task {id}: committed offset of {tp}"), e)
-                })?;
-                self.consumer
-                    .seek(tp, committed.unwrap_or(0))
-                    .map_err(|e| RuntimeError::client(format!("task {id}: seek {tp}"), e))?;
+                self.rewind_to_committed(tp)?;
             }
             self.tasks.insert(id, task);
         }
         self.last_commit_ms = now;
+        Ok(())
+    }
+
+    /// Moves the position of `tp` back to its committed offset. While that
+    /// offset is pending in an open transaction (KIP-447's unstable offset:
+    /// another producer is about to commit a newer one) the partition is
+    /// paused instead, and [`retry_awaiting_offsets`](Self::retry_awaiting_offsets)
+    /// rewinds it once the offset is stable: starting from the old offset
+    /// would process again what that transaction commits.
+    fn rewind_to_committed(&mut self, tp: &TopicPartition) -> Result<()> {
+        match self.consumer.committed(tp) {
+            Ok(committed) => {
+                self.consumer
+                    .seek(tp, committed.unwrap_or(0))
+                    .map_err(|e| RuntimeError::client(format!("seek {tp}"), e))?;
+                if self.awaiting_offsets.remove(tp) {
+                    self.consumer.pause(std::slice::from_ref(tp), false);
+                }
+                Ok(())
+            }
+            Err(streams_clients::ClientError::UnstableOffsetCommit { .. }) => {
+                if self.awaiting_offsets.insert(tp.clone()) {
+                    self.consumer.pause(std::slice::from_ref(tp), true);
+                }
+                Ok(())
+            }
+            Err(e) => Err(RuntimeError::client(
+                format!("stream thread {}: committed offset of {tp}", self.name),
+                e,
+            )),
+        }
+    }
+
+    /// Asks again for the committed offsets that were pending in a
+    /// transaction (see [`rewind_to_committed`](Self::rewind_to_committed)).
+    fn retry_awaiting_offsets(&mut self) -> Result<()> {
+        let waiting: Vec<TopicPartition> = self.awaiting_offsets.iter().cloned().collect();
+        for tp in waiting {
+            self.rewind_to_committed(&tp)?;
+        }
         Ok(())
     }
 
@@ -339,6 +379,9 @@ impl StreamThread {
         let mut outcome = StepOutcome::default();
         if self.state == ThreadState::Dead {
             return Ok(outcome);
+        }
+        if !self.awaiting_offsets.is_empty() {
+            self.retry_awaiting_offsets()?;
         }
         let polled = self
             .consumer
@@ -564,6 +607,8 @@ impl StreamThread {
     }
 
     fn on_revoked(&mut self) -> Result<()> {
+        // The consumer forgets its paused partitions in a rebalance.
+        self.awaiting_offsets.clear();
         // Eager protocol: commit what was processed, keep the tasks aside
         // until the assignment says whether they stay.
         self.commit_tasks()?;
@@ -584,6 +629,8 @@ impl StreamThread {
     /// replaced, as its transaction may have been aborted and its epoch
     /// fenced meanwhile.
     fn on_lost(&mut self) -> Result<()> {
+        // The consumer forgets its paused partitions in a rebalance.
+        self.awaiting_offsets.clear();
         self.close_tasks_dirty();
         self.suspended.clear();
         self.state = ThreadState::PartitionsRevoked;
