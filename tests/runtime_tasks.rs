@@ -945,3 +945,94 @@ mod unstable_offsets {
         }
     }
 }
+
+/// Sources that read a topic pattern, resolved against the cluster's
+/// topics when the instance starts.
+mod pattern_sources {
+    use streams_core::topology::Topics;
+
+    use super::*;
+
+    fn all_orders() -> Topology {
+        let b = StreamsBuilder::new();
+        b.stream::<String, String>(Topics::pattern("orders-.*"))
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to_with(
+                "counts",
+                streams_core::dsl::Produced::with(StringSerde, I64Serde),
+            );
+        b.build().unwrap()
+    }
+
+    /// The matching topics are the sub-topology's sources: one task per
+    /// partition of the largest (3), each reading that partition of every
+    /// matched topic; a topic the pattern does not match whole, and the
+    /// application's own changelog (whose name matches), are not read.
+    #[test]
+    fn a_pattern_source_reads_every_matching_topic() {
+        let mut app = StreamsCluster::new();
+        app.create_topic("orders-eu", 2).unwrap();
+        app.create_topic("orders-us", 3).unwrap();
+        app.create_topic("orders", 1).unwrap();
+        app.create_topic("counts", 1).unwrap();
+        for (topic, key) in [
+            ("orders-eu", "ann"),
+            ("orders-us", "bob"),
+            ("orders-eu", "bob"),
+            ("orders", "ann"),
+        ] {
+            app.producer(topic, StringSerde, StringSerde)
+                .send(&key.to_owned(), Some(&"x".to_owned()), 0)
+                .unwrap();
+        }
+        let config = StreamsConfig::new("orders-app").with_property("commit.interval.ms", "1000");
+        app.start("a", &all_orders(), config).unwrap();
+        app.run_until_idle().unwrap();
+        let a = app.instance("a").unwrap();
+        assert_eq!(a.active_tasks(), tasks(&[(0, 0), (0, 1), (0, 2)]));
+        let counts = app.latest_by_key("counts", StringSerde, I64Serde).unwrap();
+        assert_eq!(
+            counts,
+            BTreeMap::from([("ann".to_owned(), 1), ("bob".to_owned(), 2)])
+        );
+        // The store's changelog matches `orders-.*` but is not a source.
+        let changelog = "orders-app-KSTREAM-AGGREGATE-STATE-STORE-0000000001-changelog";
+        assert_eq!(app.cluster().admin().partition_count(changelog).unwrap(), 3);
+        // The three matching records, and not the one of `orders`.
+        let processed: u64 = (0..3)
+            .map(|p| a.task_metrics(TaskId::new(0, p)).unwrap().processed_records)
+            .sum();
+        assert_eq!(processed, 3);
+    }
+
+    /// Kafka's consumer would pick up a topic created later at its next
+    /// metadata refresh; this runtime reads the topics that matched when it
+    /// started, and a restart reads the new one too.
+    #[test]
+    fn a_topic_created_after_start_is_read_after_a_restart() {
+        let mut app = StreamsCluster::new();
+        app.create_topic("orders-eu", 1).unwrap();
+        app.create_topic("counts", 1).unwrap();
+        let config =
+            || StreamsConfig::new("orders-app").with_property("commit.interval.ms", "1000");
+        app.start("a", &all_orders(), config()).unwrap();
+        app.run_until_idle().unwrap();
+        app.create_topic("orders-us", 1).unwrap();
+        app.producer("orders-us", StringSerde, StringSerde)
+            .send(&"bob".to_owned(), Some(&"x".to_owned()), 0)
+            .unwrap();
+        app.run_until_idle().unwrap();
+        assert!(
+            app.read("counts", StringSerde, I64Serde)
+                .unwrap()
+                .is_empty()
+        );
+        app.close("a").unwrap();
+        app.start("b", &all_orders(), config()).unwrap();
+        app.run_until_idle().unwrap();
+        let counts = app.latest_by_key("counts", StringSerde, I64Serde).unwrap();
+        assert_eq!(counts, BTreeMap::from([("bob".to_owned(), 1)]));
+    }
+}

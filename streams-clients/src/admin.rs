@@ -55,6 +55,14 @@ pub trait Admin: Send + std::fmt::Debug {
     /// [`crate::ClientError::TopicExists`], or the broker refused a config.
     fn create_topic(&mut self, topic: &NewTopic) -> Result<()>;
 
+    /// The names of the cluster's topics, sorted, without Kafka's own
+    /// internal topics (`__consumer_offsets`, `__transaction_state`), as
+    /// Kafka's `listTopics()` gives them.
+    ///
+    /// # Errors
+    /// The cluster could not be asked.
+    fn list_topics(&mut self) -> Result<Vec<String>>;
+
     /// The partition count of `topic`, `None` when it does not exist.
     ///
     /// # Errors

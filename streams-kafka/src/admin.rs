@@ -94,6 +94,23 @@ impl KafkaAdmin {
 }
 
 impl Admin for KafkaAdmin {
+    fn list_topics(&mut self) -> Result<Vec<String>> {
+        let metadata = self
+            .inner
+            .inner()
+            .fetch_metadata(None, self.timeout)
+            .map_err(|e| client_error(&self.client, self.timeout, "list_topics", None, e))?;
+        let mut names: Vec<String> = metadata
+            .topics()
+            .iter()
+            .filter(|t| t.error().is_none())
+            .map(|t| t.name().to_owned())
+            .filter(|n| n != "__consumer_offsets" && n != "__transaction_state")
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     fn create_topic(&mut self, topic: &NewTopic) -> Result<()> {
         let mut new = RdNewTopic::new(
             &topic.name,

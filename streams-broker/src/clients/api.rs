@@ -438,6 +438,10 @@ impl streams_clients::Consumer for Consumer {
 
 /// The native admin client as the client API's.
 impl streams_clients::Admin for Admin {
+    fn list_topics(&mut self) -> Result<Vec<String>, ClientError> {
+        Ok(Admin::list_topics(self))
+    }
+
     fn create_topic(&mut self, topic: &streams_clients::NewTopic) -> Result<(), ClientError> {
         let mut native = NewTopic::new(topic.name.clone(), topic.partitions);
         // -1: the broker's default.replication.factor, which is 1.

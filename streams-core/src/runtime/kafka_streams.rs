@@ -245,7 +245,13 @@ impl KafkaStreams {
             .clients
             .admin(&ClientConfig::new().set("client.id", format!("{}-admin", self.process_id)))
             .map_err(|e| RuntimeError::client("creating the admin client", e))?;
-        let infos = self.topology.topics_info(&app);
+        let mut infos = self.topology.topics_info(&app);
+        if infos.iter().any(|i| !i.source_patterns.is_empty()) {
+            let topics = admin
+                .list_topics()
+                .map_err(|e| RuntimeError::client("listing topics for pattern sources", e))?;
+            TopologyMetadata::resolve_source_patterns(&mut infos, &topics, &app);
+        }
         let groups: Vec<Vec<String>> = infos
             .iter()
             .flat_map(|i| i.copartition_groups.clone())

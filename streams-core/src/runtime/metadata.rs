@@ -64,6 +64,67 @@ pub struct TopologyMetadata {
 }
 
 impl TopologyMetadata {
+    /// Kafka's pattern subscription, resolved once: each source pattern of
+    /// `subtopologies` becomes the topics of `topics` (the cluster's, as
+    /// [`Admin::list_topics`](streams_clients::Admin::list_topics) gives
+    /// them) that it matches whole, as Java's `Pattern.matcher(topic).matches()`,
+    /// added to its sub-topology's source topics; the patterns are then
+    /// cleared. Kafka's own topics (`__` prefix), this application's
+    /// internal topics (`<application.id>-…-repartition` and
+    /// `-changelog`) and topics a source names are not matched. A pattern
+    /// that matches nothing reads nothing (no error, as in Kafka).
+    ///
+    /// Kafka's consumer also picks up topics created later, at its next
+    /// metadata refresh, and rebalances; this runtime resolves the patterns
+    /// when the instance starts: restart it to read topics created since.
+    ///
+    /// ```
+    /// use streams_core::StreamsBuilder;
+    /// use streams_core::runtime::TopologyMetadata;
+    /// use streams_core::topology::Topics;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>(Topics::pattern("orders-.*")).to("all-orders");
+    /// let mut infos = builder.build()?.topics_info("app");
+    /// let topics = ["orders-eu", "orders-us", "orders", "all-orders", "app-x-changelog"].map(String::from);
+    /// TopologyMetadata::resolve_source_patterns(&mut infos, &topics, "app");
+    /// assert_eq!(infos[0].source_topics, ["orders-eu", "orders-us"]);
+    /// assert!(infos[0].source_patterns.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve_source_patterns(
+        subtopologies: &mut [TopicsInfo],
+        topics: &[String],
+        application_id: &str,
+    ) {
+        let named: BTreeSet<String> = subtopologies
+            .iter()
+            .flat_map(|i| i.source_topics.iter().cloned())
+            .collect();
+        let app_prefix = format!("{application_id}-");
+        let candidates: Vec<&String> = topics
+            .iter()
+            .filter(|t| !t.starts_with("__") && !named.contains(*t))
+            .filter(|t| {
+                !(t.starts_with(&app_prefix)
+                    && (t.ends_with("-repartition") || t.ends_with("-changelog")))
+            })
+            .collect();
+        for info in subtopologies.iter_mut() {
+            for written in std::mem::take(&mut info.source_patterns) {
+                // The topology checked the pattern when the source was added.
+                let Ok(re) = regex::Regex::new(&format!("^(?:{written})$")) else {
+                    continue;
+                };
+                for topic in &candidates {
+                    if re.is_match(topic) && !info.source_topics.contains(*topic) {
+                        info.source_topics.push((*topic).clone());
+                    }
+                }
+            }
+        }
+    }
+
     /// Resolves `subtopologies` against the cluster's partition counts
     /// (`count_of` answers for topics that exist) and the topics that must
     /// be co-partitioned (`copartition_groups`): a group's repartition
@@ -85,8 +146,9 @@ impl TopologyMetadata {
         for info in &subtopologies {
             if !info.source_patterns.is_empty() {
                 return Err(RuntimeError::Unsupported {
-                    feature: "sources that read a topic pattern",
-                    hint: "name the topics in the source",
+                    feature: "sources whose topic patterns are not resolved",
+                    hint: "resolve them against the cluster's topics first \
+                           (TopologyMetadata::resolve_source_patterns; KafkaStreams::start does)",
                 });
             }
             for topic in &info.source_topics {

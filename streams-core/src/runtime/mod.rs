@@ -15,7 +15,9 @@
 //!
 //! The parts, in the order a record meets them:
 //! - [`metadata`]: partition counts (repartition topics get Kafka's) and
-//!   the tasks, from the topology's [`TopicsInfo`](crate::topology::TopicsInfo);
+//!   the tasks, from the topology's [`TopicsInfo`](crate::topology::TopicsInfo),
+//!   with source patterns resolved against the cluster's topics at start
+//!   and the co-partition groups the DSL's joins registered;
 //! - [`assignor`]: Kafka's sticky task assignor over plain data, plugged
 //!   into each stream thread's consumer as the `stream` partition assignor;
 //! - a stream thread: its consumer, producer and tasks; each task keeps

@@ -391,6 +391,13 @@ pub(crate) fn admin_topics_and_delete_records(env: &Env) -> Result<(), Failed> {
         Err(ClientError::TopicExists { ref topic }) if *topic == compacted
     ));
     assert_eq!(admin.partition_count(&env.name("admin-missing"))?, None);
+    let listed = admin.list_topics()?;
+    assert!(listed.contains(&compacted), "{listed:?}");
+    assert!(listed.windows(2).all(|w| w[0] < w[1]), "sorted: {listed:?}");
+    assert!(
+        !listed.iter().any(|t| t.starts_with("__")),
+        "no internal topics: {listed:?}"
+    );
     let bad = admin
         .create_topic(&NewTopic::new(env.name("admin-bad"), 1).config("cleanup.policy", "shred"));
     assert!(bad.is_err(), "an invalid config is refused");
