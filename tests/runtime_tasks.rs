@@ -1036,3 +1036,77 @@ mod pattern_sources {
         assert_eq!(counts, BTreeMap::from([("bob".to_owned(), 1)]));
     }
 }
+
+/// A cogroup on the runtime: its inputs must be co-partitioned, and its
+/// aggregations share one record cache per task, flushed at commits
+/// (several updates of a key from both streams between two commits).
+mod cogroup {
+    use super::*;
+
+    fn cogrouped() -> Topology {
+        let b = StreamsBuilder::new();
+        let a = b.stream::<String, String>("a").group_by_key();
+        let c = b.stream::<String, String>("b").group_by_key();
+        a.cogroup(|_, v: &String, agg: String| format!("{agg}a{v}"))
+            .cogroup(c, |_, v: &String, agg: String| format!("{agg}b{v}"))
+            .aggregate(String::new)
+            .to_stream()
+            .to("out");
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn a_cogroup_over_two_partitions_equals_the_fold_per_key() {
+        let mut app = StreamsCluster::new();
+        for topic in ["a", "b", "out"] {
+            app.create_topic(topic, 2).unwrap();
+        }
+        let (a, b) = (
+            app.producer("a", StringSerde, StringSerde),
+            app.producer("b", StringSerde, StringSerde),
+        );
+        let mut model: BTreeMap<String, String> = BTreeMap::new();
+        for i in 0..40_i64 {
+            let key = format!("k{}", i % 5);
+            let (producer, tag) = if i % 3 == 0 { (&a, "a") } else { (&b, "b") };
+            producer.send(&key, Some(&i.to_string()), i).unwrap();
+            let agg = model.entry(key).or_default();
+            agg.push_str(&format!("{tag}{i}"));
+        }
+        let config = StreamsConfig::new("cogroup-app").with_property("commit.interval.ms", "1000");
+        app.start("x", &cogrouped(), config).unwrap();
+        app.run_until_idle().unwrap();
+        assert_eq!(
+            app.instance("x").unwrap().active_tasks(),
+            tasks(&[(0, 0), (0, 1)])
+        );
+        // Within a partition, a and b records come in timestamp order (the
+        // PartitionGroup), so each key's aggregate is the model's.
+        assert_eq!(
+            app.latest_by_key("out", StringSerde, StringSerde).unwrap(),
+            model
+        );
+        // The cache flushed once per key and commit: fewer results than
+        // the 40 updates.
+        let results = app.read("out", StringSerde, StringSerde).unwrap().len();
+        assert!(results < 40, "{results} results");
+    }
+
+    #[test]
+    fn cogrouped_topics_of_different_partition_counts_are_refused() {
+        let mut app = StreamsCluster::new();
+        app.create_topic("a", 2).unwrap();
+        app.create_topic("b", 3).unwrap();
+        app.create_topic("out", 2).unwrap();
+        let err = app
+            .start("x", &cogrouped(), StreamsConfig::new("cogroup-app"))
+            .unwrap_err();
+        let AppError::Runtime { source, .. } = err else {
+            panic!("expected a runtime error, got {err}")
+        };
+        assert!(
+            matches!(&*source, RuntimeError::NotCopartitioned { topics } if topics.len() == 2),
+            "{source}"
+        );
+    }
+}

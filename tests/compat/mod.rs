@@ -17,6 +17,7 @@
 //!
 //! Set `COMPAT_SCENARIO=<part of a name>` to run only matching scenarios.
 
+mod scenarios_cogroup;
 mod scenarios_dlq;
 mod scenarios_errors;
 mod scenarios_joins;
@@ -88,6 +89,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_joins::SCENARIOS,
         scenarios_windows::SCENARIOS,
         scenarios_repartition::SCENARIOS,
+        scenarios_cogroup::SCENARIOS,
     ]
     .concat()
 }

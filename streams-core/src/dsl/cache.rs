@@ -227,7 +227,7 @@ pub(crate) fn enable<CK, V>(
     enabled: bool,
     send_old: bool,
     forward_at: ForwardAt<CK>,
-    log: impl Fn(&ProcessorContext<'_, CK, Change<V>>, &CK, Option<&V>) -> Result<()> + 'static,
+    log: impl Fn(&ProcessorContext<'_, CK, Change<V>>, &CK, Option<(&V, i64)>) -> Result<()> + 'static,
 ) -> Result<CacheSlot>
 where
     CK: Ord + Clone + 'static,
@@ -236,7 +236,14 @@ where
     if !enabled || !caching_configured(ctx.config()) {
         return Ok(CacheSlot::default());
     }
+    // One cache per store, as Kafka's: the processors that write one store
+    // (a cogroup's aggregations) share it, and its flush forwards through
+    // the first of them (they have the same child).
+    if let Some(shared) = ctx.store_shared(store, "record-cache") {
+        return Ok(CacheSlot(Some(shared)));
+    }
     let cache: Rc<RefCell<RecordCache<CK, V>>> = Rc::new(RefCell::new(RecordCache::new()));
+    ctx.set_store_shared(store, "record-cache", cache.clone());
     let flushed = cache.clone();
     let scratch: RefCell<Vec<Flushed<CK, V>>> = RefCell::new(Vec::new());
     ctx.on_commit(store, move |ctx| {
@@ -257,7 +264,7 @@ where
             };
             ctx.with_record_context(metadata.as_ref(), timestamp, |ctx| {
                 if let (Some(key), Some(change)) = (&record.key, &record.value) {
-                    log(ctx, key, change.new.as_ref())?;
+                    log(ctx, key, change.new.as_ref().map(|v| (v, record.timestamp)))?;
                 }
                 ctx.forward(record)
             })?;

@@ -40,6 +40,19 @@ pub struct KGroupedStream<K, V> {
     pub(crate) repartition_required: bool,
 }
 
+/// A grouped stream can feed several aggregations (Kafka lets one
+/// `KGroupedStream` be aggregated, or cogrouped, more than once); each
+/// makes its own repartition topic when the key changed upstream.
+impl<K, V> Clone for KGroupedStream<K, V> {
+    fn clone(&self) -> Self {
+        KGroupedStream {
+            stream: self.stream.clone(),
+            grouped: self.grouped.clone(),
+            repartition_required: self.repartition_required,
+        }
+    }
+}
+
 impl<K, V> fmt::Debug for KGroupedStream<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KGroupedStream")

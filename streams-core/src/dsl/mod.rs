@@ -36,6 +36,14 @@
 //! Kafka). Kafka's cache also keeps flushed entries for reads: a session
 //! the store has already expired can still be merged, as in Kafka.
 //!
+//! # Cogroup
+//! [`KGroupedStream::cogroup`] starts a [`CogroupedKStream`]: grouped
+//! streams of different value types, each with its aggregator, updating
+//! one aggregate per key in one store (KIP-150), as a table, or per window
+//! or session with [`CogroupedKStream::windowed_by`]. Each input's
+//! aggregation closes windows by its own stream time, as in Kafka, and
+//! they share the store's record cache. See the [`cogroup`] module.
+//!
 //! # Joins
 //! With Kafka's semantics and node names; the record cache above sits in
 //! front of the joined tables' stores and of a materialized table-table
@@ -85,6 +93,7 @@
 mod builder;
 pub(crate) mod cache;
 mod change_serde;
+pub mod cogroup;
 mod fallible;
 mod global;
 mod grace_search;
@@ -112,6 +121,10 @@ pub use crate::time::{
     SessionWindows, SlidingWindows, TimeWindows, Window, Windowed, WindowedSerde,
 };
 pub use builder::StreamsBuilder;
+pub use cogroup::{
+    CogroupWindowedBy, CogroupedKStream, SessionWindowedCogroupedKStream,
+    TimeWindowedCogroupedKStream,
+};
 pub use fallible::UserError;
 pub use global::GlobalKTable;
 pub use grouped_stream::KGroupedStream;

@@ -74,23 +74,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
         merge: MergeFn<K, VA>,
     ) -> KTable<Windowed<K>, VA> {
         let w = self.windows;
-        let minimum = w.inactivity_gap_ms().saturating_add(w.grace_ms());
-        let given = materialized.retention.or(self.retention);
-        let (retention_ms, invalid) = retention_ms(
-            given,
-            (minimum, "the session inactivity gap plus the grace period"),
-            &store,
-            StoreKind::Session,
-        );
-        let plan = Plan {
-            prefix,
-            store: store.clone(),
-            materialized,
-            store_def: StoreDef::Session { retention_ms },
-            grace_ms: w.grace_ms().saturating_add(w.inactivity_gap_ms()),
-            windowed_serde: Box::new(WindowedSerde::session_ref),
-            invalid,
-        };
+        let plan = session_plan(w, self.retention, prefix, store.clone(), materialized);
         let getter = session_getter::<K, VA>(store.clone());
         build(
             self.grouped,
@@ -285,5 +269,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
             aggregate_fns(initializer, Rc::new(aggregator)),
             Rc::new(move |k, a, b| merger(k, &a.unwrap_or_else(|| init()), b)),
         )
+    }
+}
+
+/// The store and grace period of an aggregation over session `windows`
+/// (its retention: `materialized`'s, else `retention`, else the minimum),
+/// shared by [`SessionWindowedKStream`] and the session-windowed cogroup.
+pub(super) fn session_plan<K: 'static, VA>(
+    w: SessionWindows,
+    retention: Option<Duration>,
+    prefix: &'static str,
+    store: String,
+    materialized: Materialized<K, VA>,
+) -> Plan<K, VA> {
+    let minimum = w.inactivity_gap_ms().saturating_add(w.grace_ms());
+    let given = materialized.retention.or(retention);
+    let (retention_ms, invalid) = retention_ms(
+        given,
+        (minimum, "the session inactivity gap plus the grace period"),
+        &store,
+        StoreKind::Session,
+    );
+    Plan {
+        prefix,
+        store,
+        materialized,
+        store_def: StoreDef::Session { retention_ms },
+        grace_ms: w.grace_ms().saturating_add(w.inactivity_gap_ms()),
+        windowed_serde: Box::new(WindowedSerde::session_ref),
+        invalid,
     }
 }

@@ -86,38 +86,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
         store: String,
         materialized: Materialized<K, VA>,
     ) -> Plan<K, VA> {
-        let (size_ms, grace_ms, minimum, what) = match self.windows {
-            TimeKind::Time(w) => (
-                w.size_ms(),
-                w.grace_ms(),
-                w.size_ms().saturating_add(w.grace_ms()),
-                "its window size plus the grace period",
-            ),
-            TimeKind::Sliding(w) => (
-                w.time_difference_ms(),
-                w.grace_ms(),
-                w.time_difference_ms()
-                    .saturating_mul(2)
-                    .saturating_add(w.grace_ms()),
-                "2 * time difference plus the grace period",
-            ),
-        };
-        let given = materialized.retention.or(self.retention);
-        let (retention_ms, invalid) =
-            retention_ms(given, (minimum, what), &store, StoreKind::Window);
-        Plan {
-            prefix,
-            store,
-            materialized,
-            store_def: StoreDef::Window(WindowParams {
-                retention_ms,
-                window_size_ms: size_ms,
-                retain_duplicates: false,
-            }),
-            grace_ms,
-            windowed_serde: Box::new(move |inner| WindowedSerde::time_with_size_ms(inner, size_ms)),
-            invalid,
-        }
+        time_plan(self.windows, self.retention, prefix, store, materialized)
     }
 
     fn aggregate_impl<VA: Clone + 'static>(
@@ -140,6 +109,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
                     send_old,
                     observed_stream_time: -1,
                     cache: Default::default(),
+                    view: None,
                 },
                 getter,
             ),
@@ -154,6 +124,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
                     send_old,
                     observed_stream_time: -1,
                     cache: Default::default(),
+                    view: None,
                 },
                 getter,
             ),
@@ -313,5 +284,48 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
             materialized,
             aggregate_fns(Rc::new(initializer), Rc::new(aggregator)),
         )
+    }
+}
+
+/// The store and grace period of an aggregation over time or sliding
+/// `windows` (its retention: `materialized`'s, else `retention`, else the
+/// minimum), shared by [`TimeWindowedKStream`] and the windowed cogroup.
+pub(super) fn time_plan<K: 'static, VA>(
+    windows: TimeKind,
+    retention: Option<Duration>,
+    prefix: &'static str,
+    store: String,
+    materialized: Materialized<K, VA>,
+) -> Plan<K, VA> {
+    let (size_ms, grace_ms, minimum, what) = match windows {
+        TimeKind::Time(w) => (
+            w.size_ms(),
+            w.grace_ms(),
+            w.size_ms().saturating_add(w.grace_ms()),
+            "its window size plus the grace period",
+        ),
+        TimeKind::Sliding(w) => (
+            w.time_difference_ms(),
+            w.grace_ms(),
+            w.time_difference_ms()
+                .saturating_mul(2)
+                .saturating_add(w.grace_ms()),
+            "2 * time difference plus the grace period",
+        ),
+    };
+    let given = materialized.retention.or(retention);
+    let (retention_ms, invalid) = retention_ms(given, (minimum, what), &store, StoreKind::Window);
+    Plan {
+        prefix,
+        store,
+        materialized,
+        store_def: StoreDef::Window(WindowParams {
+            retention_ms,
+            window_size_ms: size_ms,
+            retain_duplicates: false,
+        }),
+        grace_ms,
+        windowed_serde: Box::new(move |inner| WindowedSerde::time_with_size_ms(inner, size_ms)),
+        invalid,
     }
 }

@@ -12,6 +12,7 @@
 //! window is dropped and counted in the task's `dropped_records` metric,
 //! once per window it misses, as Kafka counts it.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -93,11 +94,58 @@ fn enable_window_cache<K: Ord + Clone + 'static, VA: Clone + 'static>(
         enabled,
         send_old,
         cache::value_timestamp,
-        move |ctx, key: &Windowed<K>, _| {
-            ctx.timestamped_window_store::<K, VA>(&name)?
-                .log_current(&key.key, key.window.start)
+        // What the cache flushes is logged, also for a window the store
+        // has expired (Kafka's changelog layer logs every put).
+        move |ctx, key: &Windowed<K>, value| {
+            ctx.timestamped_window_store::<K, VA>(&name)?.log_value(
+                &key.key,
+                key.window.start,
+                value,
+            )
         },
     )
+}
+
+/// The windows a window store's record cache has seen, by key and window
+/// start: Kafka's cache keeps flushed entries for reads, so a window the
+/// store has already expired is still found (a cogroup's aggregations
+/// each close windows by their own stream time, behind the store's).
+/// Shared by the processors of one store, as the cache.
+pub(crate) type WindowView<K, VA> = Rc<RefCell<BTreeMap<(K, i64), (VA, i64)>>>;
+
+/// The store's window view when its cache is on.
+fn window_view<K: Ord + Clone + 'static, VA: Clone + 'static>(
+    ctx: &ProcessorContext<'_, Windowed<K>, Change<VA>>,
+    store: &str,
+    cache: &CacheSlot,
+) -> Option<WindowView<K, VA>> {
+    cache.get::<Windowed<K>, VA>()?;
+    let shared = ctx
+        .store_shared(store, "window-view")
+        .and_then(|v| v.downcast::<RefCell<BTreeMap<(K, i64), (VA, i64)>>>().ok());
+    Some(shared.unwrap_or_else(|| {
+        let view: WindowView<K, VA> = Rc::new(RefCell::new(BTreeMap::new()));
+        ctx.set_store_shared(store, "window-view", view.clone());
+        view
+    }))
+}
+
+/// The aggregate of `key` in the window at `start`: what the cache has
+/// seen, else the store's.
+fn window_get<K: Ord + Clone + 'static, VA: Clone + 'static>(
+    ctx: &ProcessorContext<'_, Windowed<K>, Change<VA>>,
+    store: &str,
+    view: Option<&WindowView<K, VA>>,
+    key: &K,
+    start: i64,
+) -> Result<Option<(VA, i64)>> {
+    if let Some(found) = view.and_then(|v| v.borrow().get(&(key.clone(), start)).cloned()) {
+        return Ok(Some(found));
+    }
+    let store = ctx.timestamped_window_store::<K, VA>(store)?;
+    Ok(store
+        .get(key, start)
+        .map(|vt| (vt.value.clone(), vt.timestamp)))
 }
 
 /// Writes a window's new aggregate and forwards the change (`old` is what
@@ -107,6 +155,7 @@ fn enable_window_cache<K: Ord + Clone + 'static, VA: Clone + 'static>(
 fn write_window<K: Ord + Clone + 'static, V, VA: Clone + 'static>(
     ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>,
     cache: &CacheSlot,
+    view: Option<&WindowView<K, VA>>,
     store: &str,
     record: &Record<K, V>,
     key: &K,
@@ -117,9 +166,17 @@ fn write_window<K: Ord + Clone + 'static, V, VA: Clone + 'static>(
 ) -> Result<()> {
     let mut s = ctx.timestamped_window_store::<K, VA>(store)?;
     if let Some(cache) = cache.get::<Windowed<K>, VA>() {
-        let before = s.get(key, window.start).map(|vt| vt.value.clone());
+        let viewed = view.and_then(|v| v.borrow().get(&(key.clone(), window.start)).cloned());
+        let before = match viewed {
+            Some((v, _)) => Some(v),
+            None => s.get(key, window.start).map(|vt| vt.value.clone()),
+        };
         s.put_unlogged(key.clone(), new.clone(), new_timestamp, window.start);
         drop(s);
+        if let Some(view) = view {
+            view.borrow_mut()
+                .insert((key.clone(), window.start), (new.clone(), new_timestamp));
+        }
         cache.borrow_mut().update(
             Windowed::new(key.clone(), window),
             before,
@@ -150,6 +207,7 @@ pub(crate) struct TimeWindowAggregate<K, V, VA> {
     pub(crate) send_old: bool,
     pub(crate) observed_stream_time: i64,
     pub(crate) cache: CacheSlot,
+    pub(crate) view: Option<WindowView<K, VA>>,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
@@ -157,6 +215,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
 {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>) -> Result<()> {
         self.cache = enable_window_cache::<K, VA>(ctx, &self.store, self.send_old)?;
+        self.view = window_view(ctx, &self.store, &self.cache);
         Ok(())
     }
 
@@ -185,10 +244,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
                 continue;
             }
             let (old, new, new_timestamp) = {
-                let store = ctx.timestamped_window_store::<K, VA>(&self.store)?;
-                let (old, new_timestamp) = match store.get(&key, window.start) {
+                let found = window_get(ctx, &self.store, self.view.as_ref(), &key, window.start)?;
+                let (old, new_timestamp) = match found {
                     None => ((self.fns.init)(), timestamp),
-                    Some(vt) => (Some(vt.value.clone()), timestamp.max(vt.timestamp)),
+                    Some((v, t)) => (Some(v), timestamp.max(t)),
                 };
                 let Some(new) = self.fns.apply(&key, record.value.as_ref(), old.clone()) else {
                     continue;
@@ -199,6 +258,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             write_window(
                 ctx,
                 &self.cache,
+                self.view.as_ref(),
                 &self.store,
                 &record,
                 &key,
@@ -226,6 +286,7 @@ pub(crate) struct SlidingWindowAggregate<K, V, VA> {
     pub(crate) send_old: bool,
     pub(crate) observed_stream_time: i64,
     pub(crate) cache: CacheSlot,
+    pub(crate) view: Option<WindowView<K, VA>>,
 }
 
 /// The record being aggregated, with its key and value checked.
@@ -267,6 +328,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         write_window(
             ctx,
             &self.cache,
+            self.view.as_ref(),
             &self.store,
             input.record,
             input.key,
@@ -289,6 +351,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         write_window(
             ctx,
             &self.cache,
+            self.view.as_ref(),
             &self.store,
             input.record,
             input.key,
@@ -311,10 +374,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         let found = store
             .fetch(key, from..=to)
             .map(|(start, vt)| (start, (vt.value.clone(), vt.timestamp)));
+        // With the cache, what it has seen wins over the store (Kafka's
+        // merged cache and store iterator), expired windows included.
+        let found: Vec<(i64, Agg<VA>)> = match &self.view {
+            Some(view) => {
+                let mut merged: BTreeMap<i64, Agg<VA>> = found.collect();
+                let view = view.borrow();
+                let range = (key.clone(), from)..=(key.clone(), to);
+                for ((_, start), agg) in view.range(range) {
+                    merged.insert(*start, agg.clone());
+                }
+                merged.into_iter().collect()
+            }
+            None => found.collect(),
+        };
         Ok(if backward {
-            found.rev().collect()
+            found.into_iter().rev().collect()
         } else {
-            found.collect()
+            found
         })
     }
 
@@ -490,6 +567,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
 {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, Windowed<K>, Change<VA>>) -> Result<()> {
         self.cache = enable_window_cache::<K, VA>(ctx, &self.store, self.send_old)?;
+        self.view = window_view(ctx, &self.store, &self.cache);
         Ok(())
     }
 
@@ -536,7 +614,8 @@ pub(crate) struct SessionWindowAggregate<K, V, VA> {
     /// started and not removed. Kafka's cache keeps flushed entries for
     /// reads (its 10 MB are never full in a test), so sessions the store
     /// has already expired can still be found and merged.
-    pub(crate) view: Option<BTreeMap<Windowed<K>, VA>>,
+    /// Shared by the processors of one store (a cogroup's), as the cache.
+    pub(crate) view: Option<Rc<RefCell<BTreeMap<Windowed<K>, VA>>>>,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
@@ -556,6 +635,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             let of_key = Windowed::new(key.clone(), Window::new(i64::MIN, i64::MIN))
                 ..=Windowed::new(key.clone(), Window::new(i64::MAX, i64::MAX));
             let mut found: Vec<(Windowed<K>, VA)> = view
+                .borrow()
                 .range(of_key)
                 .filter(|(s, _)| s.window.end >= earliest_end && s.window.start <= latest_start)
                 .map(|(s, v)| (s.clone(), v.clone()))
@@ -582,7 +662,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         old: Option<VA>,
     ) -> Result<()> {
         let mut store = ctx.session_store::<K, VA>(&self.store)?;
-        if let (Some(cache), Some(view)) = (self.cache.get::<Windowed<K>, VA>(), &mut self.view) {
+        if let (Some(cache), Some(view)) = (self.cache.get::<Windowed<K>, VA>(), &self.view) {
             let w = session.window;
             let before = store.fetch_session(&session.key, w.start, w.end).cloned();
             match &value {
@@ -591,8 +671,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             }
             drop(store);
             match &value {
-                Some(v) => view.insert(session.clone(), v.clone()),
-                None => view.remove(&session),
+                Some(v) => view.borrow_mut().insert(session.clone(), v.clone()),
+                None => view.borrow_mut().remove(&session),
             };
             cache.borrow_mut().update(
                 session,
@@ -633,11 +713,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
             self.send_old,
             |session: &Windowed<K>, _, _| session.window.end,
             move |ctx, session: &Windowed<K>, value| {
-                ctx.session_store::<K, VA>(&name)?.log_value(session, value)
+                ctx.session_store::<K, VA>(&name)?
+                    .log_value(session, value.map(|(v, _)| v))
             },
         )?;
         if self.cache.get::<Windowed<K>, VA>().is_some() {
-            self.view = Some(BTreeMap::new());
+            let shared = ctx
+                .store_shared(&self.store, "session-view")
+                .and_then(|v| v.downcast::<RefCell<BTreeMap<Windowed<K>, VA>>>().ok());
+            let view = shared.unwrap_or_else(|| {
+                let view = Rc::new(RefCell::new(BTreeMap::new()));
+                ctx.set_store_shared(&self.store, "session-view", view.clone());
+                view
+            });
+            self.view = Some(view);
         }
         Ok(())
     }

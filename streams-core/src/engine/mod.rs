@@ -393,6 +393,7 @@ impl StreamTask {
                 dropped_by_node: RefCell::new(Vec::new()),
                 config: config.clone(),
                 commit_hooks: RefCell::new(Vec::new()),
+                store_shared: RefCell::default(),
                 task_id,
                 handlers,
                 source_raw: RefCell::new(None),

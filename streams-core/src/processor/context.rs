@@ -1,5 +1,6 @@
 //! The context a processor runs in.
 
+use std::any::Any;
 use std::cell::{Cell, RefMut};
 use std::fmt;
 use std::marker::PhantomData;
@@ -167,6 +168,24 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
             self.node,
             std::rc::Rc::new(move |task, node| hook(&mut ProcessorContext::new(task, node))),
         )
+    }
+
+    /// What the processors of store `store` share under `kind` (see
+    /// `TaskState::store_shared`), if a processor set it.
+    pub(crate) fn store_shared(&self, store: &str, kind: &'static str) -> Option<Rc<dyn Any>> {
+        self.task
+            .store_shared
+            .borrow()
+            .get(&(store.to_owned(), kind))
+            .cloned()
+    }
+
+    /// Sets what the processors of store `store` share under `kind`.
+    pub(crate) fn set_store_shared(&self, store: &str, kind: &'static str, shared: Rc<dyn Any>) {
+        self.task
+            .store_shared
+            .borrow_mut()
+            .insert((store.to_owned(), kind), shared);
     }
 
     /// Runs `f` as if processing a record from `metadata` at `timestamp`

@@ -136,6 +136,12 @@ pub(crate) struct TaskState {
     /// What runs at each commit, in store order: the flushes of the DSL's
     /// record caches.
     pub(crate) commit_hooks: RefCell<Vec<CommitHook>>,
+    /// What the processors sharing a store share about it beyond the
+    /// store, by store name and kind (a DSL record cache, the sessions
+    /// a cache has seen): one per store, as Kafka has one cache per store
+    /// whichever of its processors writes (a cogroup's aggregations).
+    pub(crate) store_shared:
+        RefCell<std::collections::HashMap<(String, &'static str), Rc<dyn Any>>>,
     /// The task's id, `<subtopology>_<partition>`.
     pub(crate) task_id: String,
     pub(crate) handlers: Handlers,

@@ -586,15 +586,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
         );
     }
 
-    /// Writes the current value of `key` in the window at `window_start`
-    /// (a tombstone when it has none) to the changelog.
-    pub(crate) fn log_current(&self, key: &K, window_start: i64) -> Result<()> {
+    /// Writes `logged` (a value and its timestamp; a tombstone for `None`)
+    /// for `key` in the window at `window_start` to the changelog, whether
+    /// or not the store holds the window (a record cache's flush).
+    pub(crate) fn log_value(
+        &self,
+        key: &K,
+        window_start: i64,
+        logged: Option<(&V, i64)>,
+    ) -> Result<()> {
         let mut suffix = [0_u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
         suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
-        let logged = self
-            .core
-            .get(key, window_start)
-            .map(|vt| (&vt.value, vt.timestamp));
         let encoded = self
             .core
             .changelog

@@ -40,7 +40,8 @@ public final class Main {
         StatefulScenarios.class,
         JoinScenarios.class,
         WindowScenarios.class,
-        RepartitionScenarios.class
+        RepartitionScenarios.class,
+        CogroupScenarios.class
     );
 
     private Main() {}
