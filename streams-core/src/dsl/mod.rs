@@ -86,6 +86,7 @@ mod builder;
 pub(crate) mod cache;
 mod change_serde;
 mod fallible;
+mod foreign_key_join_wire;
 mod global;
 mod grace_search;
 mod grouped_stream;
