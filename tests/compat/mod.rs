@@ -19,6 +19,7 @@
 
 mod scenarios_dlq;
 mod scenarios_errors;
+mod scenarios_fk_join;
 mod scenarios_joins;
 mod scenarios_processor_api;
 mod scenarios_repartition;
@@ -86,6 +87,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_dlq::SCENARIOS,
         scenarios_stateful::SCENARIOS,
         scenarios_joins::SCENARIOS,
+        scenarios_fk_join::SCENARIOS,
         scenarios_windows::SCENARIOS,
         scenarios_repartition::SCENARIOS,
     ]
