@@ -18,6 +18,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(fk_left_join),
     scenario!(fk_left_join_named_materialized),
     scenario!(fk_join_derived_tables),
+    scenario!(fk_join_stale_response_dropped),
 ];
 
 /// The product id before the first '/', `None` (Java's null) without one.
@@ -161,6 +162,59 @@ fn fk_join_derived_tables() -> ScenarioResult {
     o.pipe_key_value_at("o1", "p1/c", 5);
     p.pipe_key_value_at("p1", "marker", 6);
     o.pipe_key_value_at("o2", "p1/d", 7);
+    g.output(&driver, "out");
+    g.finish(driver)
+}
+
+/// The bytes of a response answering the primary value whose
+/// `Murmur3.hash128` is `hash` (hex) with the foreign value `value`.
+fn response(hash: &str, value: &str) -> Vec<u8> {
+    let mut bytes = vec![0u8];
+    bytes.extend((0..hash.len()).step_by(2).map(|i| {
+        u8::from_str_radix(&hash[i..i + 2], 16).unwrap_or_default()
+    }));
+    bytes.extend_from_slice(value.as_bytes());
+    bytes
+}
+
+/// Kafka's `Murmur3.hash128` of "p1/old" and "p1/a", as the oracle's
+/// `response` computes them.
+const HASH_P1_OLD: &str = "7b907feffa731e61334076b269a6f43d";
+const HASH_P1_A: &str = "91dbfe22c4ab5374d26b0ba9ebab4e5b";
+
+fn fk_join_stale_response_dropped() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let (orders, products) = tables(&b);
+    orders
+        .join_on_foreign_key(&products, product_of, |o, p| format!("{o}+{p}"))
+        .to_stream()
+        .to("out");
+    let driver = g.start(b.build()?)?;
+    let observed = g.observer();
+    let o = input(&driver, "orders");
+    let p = input(&driver, "products");
+    let responses = driver.create_input_topic_with_time(
+        &format!("{APPLICATION_ID}-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic"),
+        StringSerde,
+        BytesSerde,
+        0,
+        std::time::Duration::ZERO,
+    );
+    let dropped = |step: &str| observed.push(format!("{step}: dropped={}", driver.metrics().dropped_records));
+    p.pipe_key_value_at("p1", "pen", 0);
+    o.pipe_key_value_at("o1", "p1/a", 1);
+    dropped("joined");
+    responses.pipe_key_value_at("o1", response(HASH_P1_OLD, "forged"), 2);
+    dropped("stale response");
+    responses.pipe_key_value_at("o1", response(HASH_P1_A, "forged"), 3);
+    dropped("current response");
+    o.pipe_key_value_at("o2", "none", 4);
+    dropped("null foreign key");
+    o.pipe_key_value_at("o1", "loose", 5);
+    dropped("foreign key removed");
+    p.pipe_record(TestRecord::new(None, Some("x".to_owned())).at(6));
+    dropped("null product key");
     g.output(&driver, "out");
     g.finish(driver)
 }

@@ -320,6 +320,11 @@ mod tests {
             format!("{:016x}{:016x}", h[0], h[1]),
             "266c530b9ed24079bdc334c55dbdce12"
         );
+        let h = murmur3_hash128(b"p1/old");
+        assert_eq!(
+            format!("{:016x}{:016x}", h[0], h[1]),
+            "7b907feffa731e61334076b269a6f43d"
+        );
         // Each tail length and a full block: stable, distinct.
         let data: Vec<u8> = (0u8..40).map(|b| b.wrapping_mul(37)).collect();
         let all: std::collections::BTreeSet<[i64; 2]> =

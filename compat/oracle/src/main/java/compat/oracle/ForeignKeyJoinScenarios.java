@@ -152,4 +152,63 @@ final class ForeignKeyJoinScenarios {
         o.pipeInput("o2", "p1/d", 7L);
         g.output("out");
     }
+
+    /** Kafka's dropped-records-total over the driver's task. */
+    private static long droppedRecords(final Golden g) {
+        double total = 0;
+        for (final java.util.Map.Entry<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> e
+                : g.driver().metrics().entrySet()) {
+            if (e.getKey().name().equals("dropped-records-total")) {
+                total += ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        return (long) total;
+    }
+
+    /** The response bytes the foreign side would send: hash of the primary value, then the foreign value. */
+    private static byte[] response(final String primaryValue, final String foreignValue) {
+        final long[] hash = org.apache.kafka.streams.state.internals.Murmur3.hash128(
+            primaryValue.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        final byte[] value = foreignValue.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        final java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(17 + value.length);
+        buf.put((byte) 0).putLong(hash[0]).putLong(hash[1]).put(value);
+        return buf.array();
+    }
+
+    /**
+     * The hash check and the dropped-records metric: responses piped straight into the response
+     * topic, one for an older value of the order (stale: dropped and counted) and one for its
+     * current value (joined), then an order without a product (dropped and counted by the inner
+     * join) and a product with a null key (dropped by the table). Observes dropped-records-total
+     * after each step.
+     */
+    @Scenario
+    static void fk_join_stale_response_dropped(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KTable<String, String> orders = b.table("orders");
+        final KTable<String, String> products = b.table("products");
+        orders.join(products, ForeignKeyJoinScenarios::productOf, (o, p) -> o + "+" + p)
+            .toStream()
+            .to("out");
+        g.start(b.build());
+        g.observing();
+        final TestInputTopic<String, String> o = g.input("orders");
+        final TestInputTopic<String, String> p = g.input("products");
+        final TestInputTopic<String, byte[]> responses = g.input(
+            "compat-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic", Kind.STRING, Kind.BYTES);
+        p.pipeInput("p1", "pen", 0L);
+        o.pipeInput("o1", "p1/a", 1L);
+        g.observe("joined: dropped=" + droppedRecords(g));
+        responses.pipeInput("o1", response("p1/old", "forged"), 2L);
+        g.observe("stale response: dropped=" + droppedRecords(g));
+        responses.pipeInput("o1", response("p1/a", "forged"), 3L);
+        g.observe("current response: dropped=" + droppedRecords(g));
+        o.pipeInput("o2", "none", 4L);
+        g.observe("null foreign key: dropped=" + droppedRecords(g));
+        o.pipeInput("o1", "loose", 5L);
+        g.observe("foreign key removed: dropped=" + droppedRecords(g));
+        p.pipeInput(null, "x", 6L);
+        g.observe("null product key: dropped=" + droppedRecords(g));
+        g.output("out");
+    }
 }
