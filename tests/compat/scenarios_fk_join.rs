@@ -170,9 +170,11 @@ fn fk_join_derived_tables() -> ScenarioResult {
 /// `Murmur3.hash128` is `hash` (hex) with the foreign value `value`.
 fn response(hash: &str, value: &str) -> Vec<u8> {
     let mut bytes = vec![0u8];
-    bytes.extend((0..hash.len()).step_by(2).map(|i| {
-        u8::from_str_radix(&hash[i..i + 2], 16).unwrap_or_default()
-    }));
+    bytes.extend(
+        (0..hash.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hash[i..i + 2], 16).unwrap_or_default()),
+    );
     bytes.extend_from_slice(value.as_bytes());
     bytes
 }
@@ -201,7 +203,12 @@ fn fk_join_stale_response_dropped() -> ScenarioResult {
         0,
         std::time::Duration::ZERO,
     );
-    let dropped = |step: &str| observed.push(format!("{step}: dropped={}", driver.metrics().dropped_records));
+    let dropped = |step: &str| {
+        observed.push(format!(
+            "{step}: dropped={}",
+            driver.metrics().dropped_records
+        ))
+    };
     p.pipe_key_value_at("p1", "pen", 0);
     o.pipe_key_value_at("o1", "p1/a", 1);
     dropped("joined");

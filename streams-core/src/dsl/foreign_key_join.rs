@@ -79,7 +79,8 @@ impl<K, V, KO> Clone for ForeignKeyExtractor<K, V, KO> {
 
 impl<K, V, KO> fmt::Debug for ForeignKeyExtractor<K, V, KO> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ForeignKeyExtractor").finish_non_exhaustive()
+        f.debug_struct("ForeignKeyExtractor")
+            .finish_non_exhaustive()
     }
 }
 
@@ -208,7 +209,12 @@ impl<K: 'static, KO: 'static> TableJoined<K, KO> {
 
 /// Kafka's `NamedInternal.suffixWithOrElseGet`: the given name with a
 /// suffix, or a generated one; a number of the counter is taken either way.
-fn suffixed(builder: &crate::dsl::StreamsBuilder, given: &Option<String>, suffix: &str, prefix: &str) -> String {
+fn suffixed(
+    builder: &crate::dsl::StreamsBuilder,
+    given: &Option<String>,
+    suffix: &str,
+    prefix: &str,
+) -> String {
     let generated = builder.new_name(prefix);
     match given {
         Some(n) => format!("{n}{suffix}"),
@@ -285,19 +291,25 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                     },
                 ))) as PartitionerRef<KO, Vec<u8>>
             });
-        let resp_partitioner: PartitionerRef<K, ResponseRecord> = match table_joined.partitioner.clone() {
-            Some(p) => Rc::new(MultiPartitioner(Rc::new(
-                move |topic: &str, key: Option<&K>, _: Option<&ResponseRecord>, n: i32| {
-                    p.partitions(topic, key, None, n)
-                },
-            ))),
-            None => Rc::new(primary_partition_of::<K>),
-        };
+        let resp_partitioner: PartitionerRef<K, ResponseRecord> =
+            match table_joined.partitioner.clone() {
+                Some(p) => Rc::new(MultiPartitioner(Rc::new(
+                    move |topic: &str, key: Option<&K>, _: Option<&ResponseRecord>, n: i32| {
+                        p.partitions(topic, key, None, n)
+                    },
+                ))),
+                None => Rc::new(primary_partition_of::<K>),
+            };
         let (this_parent, other_parent) = (self.node.clone(), other.node.clone());
         let extractor = extractor.f;
         builder.with_topology(|t| {
-            let (t1, t2, t3, t4, t5) =
-                (topics.clone(), topics.clone(), topics.clone(), topics.clone(), topics.clone());
+            let (t1, t2, t3, t4, t5) = (
+                topics.clone(),
+                topics.clone(),
+                topics.clone(),
+                topics.clone(),
+                topics.clone(),
+            );
             let (fk1, pk1, vs1) = (fk_serde.clone(), pk_serde.clone(), value_serde.clone());
             t.add_typed_processor::<K, Change<V>, KO, Vec<u8>, _, _>(
                 &send,
@@ -359,8 +371,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             )?;
             let stores: Vec<&str> = foreign_stores.iter().map(String::as_str).collect();
             t.connect_processor_and_state_stores(&join_foreign, &stores)?;
-            let (fk3, pk3, vo2, store3) =
-                (fk_serde.clone(), pk_serde.clone(), vo_serde.clone(), store.clone());
+            let (fk3, pk3, vo2, store3) = (
+                fk_serde.clone(),
+                pk_serde.clone(),
+                vo_serde.clone(),
+                store.clone(),
+            );
             t.add_typed_processor::<KO, Change<VO>, K, ResponseRecord, _, _>(
                 &foreign_join,
                 move || ForeignTableJoin {
@@ -393,7 +409,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 pk_serde.clone(),
                 Some(response_serde),
             )?;
-            let (getter, vs2, vo3) = (primary_getter.clone(), value_serde.clone(), vo_serde.clone());
+            let (getter, vs2, vo3) = (
+                primary_getter.clone(),
+                value_serde.clone(),
+                vo_serde.clone(),
+            );
             t.add_typed_processor::<K, ResponseRecord, K, VR, _, _>(
                 &resolver,
                 move || ResponseJoin {
@@ -415,7 +435,14 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             key_serde: materialized.key_serde.or(self.key_serde.clone()),
             ..materialized
         };
-        source_table(&builder, &resolver, result, result_store, materialized, queryable)
+        source_table(
+            &builder,
+            &resolver,
+            result,
+            result_store,
+            materialized,
+            queryable,
+        )
     }
 
     /// Joins each row of this table with the row of `other` whose key

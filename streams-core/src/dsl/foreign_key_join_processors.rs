@@ -98,7 +98,12 @@ impl<T: 'static> Ser<T> {
         Self::resolve(given, ctx, part, topic)
     }
 
-    fn ser<K, V>(&self, ctx: &ProcessorContext<'_, K, V>, part: RecordPart, v: &T) -> Result<Vec<u8>> {
+    fn ser<K, V>(
+        &self,
+        ctx: &ProcessorContext<'_, K, V>,
+        part: RecordPart,
+        v: &T,
+    ) -> Result<Vec<u8>> {
         self.serde
             .serialize(&self.topic, v)
             .map_err(|reason| StreamsError::Serialization {
@@ -122,7 +127,11 @@ fn not_started() -> StreamsError {
 
 /// A record of an internal topic that cannot be read, named by where it
 /// came from.
-fn malformed<K, V>(ctx: &ProcessorContext<'_, K, V>, part: RecordPart, reason: SerdeError) -> StreamsError {
+fn malformed<K, V>(
+    ctx: &ProcessorContext<'_, K, V>,
+    part: RecordPart,
+    reason: SerdeError,
+) -> StreamsError {
     match ctx.record_metadata() {
         Some(m) => StreamsError::Deserialization {
             topic: m.topic.to_string(),
@@ -140,7 +149,12 @@ fn malformed<K, V>(ctx: &ProcessorContext<'_, K, V>, part: RecordPart, reason: S
     }
 }
 
-fn unsupported<K, V>(ctx: &ProcessorContext<'_, K, V>, what: &'static str, version: u8, newest: u8) -> StreamsError {
+fn unsupported<K, V>(
+    ctx: &ProcessorContext<'_, K, V>,
+    what: &'static str,
+    version: u8,
+    newest: u8,
+) -> StreamsError {
     StreamsError::UnsupportedForeignKeyJoinVersion {
         node: ctx.node_name().to_owned(),
         topic: ctx
@@ -169,7 +183,11 @@ impl<K, V, KO> SubscriptionSend<K, V, KO> {
     pub(crate) fn new(
         extractor: Rc<dyn Fn(&K, &V) -> Option<KO>>,
         left: bool,
-        serdes: (Option<SerdeRef<KO>>, Option<SerdeRef<K>>, Option<SerdeRef<V>>),
+        serdes: (
+            Option<SerdeRef<KO>>,
+            Option<SerdeRef<K>>,
+            Option<SerdeRef<V>>,
+        ),
         topics: FkTopics,
     ) -> Self {
         SubscriptionSend {
@@ -217,7 +235,11 @@ where
             )
         })?;
         let hash = match &change.new {
-            Some(v) => Some(murmur3_hash128(&value_ser.ser(ctx, RecordPart::Value, v)?)),
+            Some(v) => Some(murmur3_hash128(&value_ser.ser(
+                ctx,
+                RecordPart::Value,
+                v,
+            )?)),
             None => None,
         };
         let primary_key = pk_ser.ser(ctx, RecordPart::Key, key)?;
@@ -325,11 +347,19 @@ where
             return Ok(());
         }
         if subscription.version > SUBSCRIPTION_VERSION {
-            return Err(unsupported(ctx, "subscription", subscription.version, SUBSCRIPTION_VERSION));
+            return Err(unsupported(
+                ctx,
+                "subscription",
+                subscription.version,
+                SUBSCRIPTION_VERSION,
+            ));
         }
         let primary_key = pk_ser.de(ctx, RecordPart::Value, &subscription.primary_key)?;
         if let Some(fk) = &record.key {
-            let key = combined_key(&fk_ser.ser(ctx, RecordPart::Key, fk)?, &subscription.primary_key);
+            let key = combined_key(
+                &fk_ser.ser(ctx, RecordPart::Key, fk)?,
+                &subscription.primary_key,
+            );
             let mut store = ctx.timestamped_key_value_store::<Vec<u8>, Vec<u8>>(&self.store)?;
             match subscription.instruction {
                 Instruction::DeleteKeyAndPropagate | Instruction::DeleteKeyNoPropagate => {
@@ -366,7 +396,12 @@ where
 {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, K, ResponseRecord>) -> Result<()> {
         let topic = format!("{}-{}", ctx.application_id(), self.topics.response);
-        self.resolved = Some(Ser::resolve(&self.foreign_value_serde, ctx, RecordPart::Value, topic)?);
+        self.resolved = Some(Ser::resolve(
+            &self.foreign_value_serde,
+            ctx,
+            RecordPart::Value,
+            topic,
+        )?);
         Ok(())
     }
 
@@ -467,9 +502,11 @@ where
             None => None,
         };
         for (key, stored) in subscribers {
-            let (_, pk) = split_combined_key(&key).map_err(|e| malformed(ctx, RecordPart::Key, e))?;
+            let (_, pk) =
+                split_combined_key(&key).map_err(|e| malformed(ctx, RecordPart::Key, e))?;
             let primary_key = pk_ser.de(ctx, RecordPart::Key, pk)?;
-            let s = Subscription::from_bytes(&stored).map_err(|e| malformed(ctx, RecordPart::Value, e))?;
+            let s = Subscription::from_bytes(&stored)
+                .map_err(|e| malformed(ctx, RecordPart::Value, e))?;
             let response = Response {
                 hash: s.hash,
                 foreign_value: value.clone(),
@@ -518,7 +555,13 @@ where
     fn init(&mut self, ctx: &mut ProcessorContext<'_, K, VR>) -> Result<()> {
         let response = format!("{}-{}", ctx.application_id(), self.topics.response);
         self.resolved = Some((
-            Ser::pseudo(&self.value_serde, ctx, RecordPart::Value, &self.topics, "-vh")?,
+            Ser::pseudo(
+                &self.value_serde,
+                ctx,
+                RecordPart::Value,
+                &self.topics,
+                "-vh",
+            )?,
             Ser::resolve(&self.foreign_value_serde, ctx, RecordPart::Value, response)?,
         ));
         Ok(())
@@ -537,11 +580,20 @@ where
         let response =
             Response::from_bytes(&value.bytes).map_err(|e| malformed(ctx, RecordPart::Value, e))?;
         if response.version != RESPONSE_VERSION {
-            return Err(unsupported(ctx, "response", response.version, RESPONSE_VERSION));
+            return Err(unsupported(
+                ctx,
+                "response",
+                response.version,
+                RESPONSE_VERSION,
+            ));
         }
         let current = (self.getter)(&ctx.store_lookup(), key)?;
         let current_hash = match &current {
-            Some((v, _)) => Some(murmur3_hash128(&value_ser.ser(ctx, RecordPart::Value, v)?)),
+            Some((v, _)) => Some(murmur3_hash128(&value_ser.ser(
+                ctx,
+                RecordPart::Value,
+                v,
+            )?)),
             None => None,
         };
         if current_hash != response.hash {

@@ -204,7 +204,10 @@ impl Subscription {
         let version = first & 0x7f;
         let instruction = Instruction::from_byte(take(&mut bytes, 1, "the instruction")?[0])?;
         let hash = if first & 0x80 == 0 {
-            Some([take_long(&mut bytes, "the hash")?, take_long(&mut bytes, "the hash")?])
+            Some([
+                take_long(&mut bytes, "the hash")?,
+                take_long(&mut bytes, "the hash")?,
+            ])
         } else {
             None
         };
@@ -259,7 +262,10 @@ impl Response {
     pub(crate) fn from_bytes(mut bytes: &[u8]) -> Result<Self, SerdeError> {
         let first = take(&mut bytes, 1, "the version byte")?[0];
         let hash = if first & 0x80 == 0 {
-            Some([take_long(&mut bytes, "the hash")?, take_long(&mut bytes, "the hash")?])
+            Some([
+                take_long(&mut bytes, "the hash")?,
+                take_long(&mut bytes, "the hash")?,
+            ])
         } else {
             None
         };
@@ -327,8 +333,9 @@ mod tests {
         );
         // Each tail length and a full block: stable, distinct.
         let data: Vec<u8> = (0u8..40).map(|b| b.wrapping_mul(37)).collect();
-        let all: std::collections::BTreeSet<[i64; 2]> =
-            (0..=data.len()).map(|n| murmur3_hash128(&data[..n])).collect();
+        let all: std::collections::BTreeSet<[i64; 2]> = (0..=data.len())
+            .map(|n| murmur3_hash128(&data[..n]))
+            .collect();
         assert_eq!(all.len(), data.len() + 1);
     }
 
@@ -354,7 +361,10 @@ mod tests {
             primary_partition: Some(0),
         };
         assert_eq!(hex(&deleted.to_bytes()), "81016f3100000000");
-        assert_eq!(Subscription::from_bytes(&deleted.to_bytes()).ok(), Some(deleted));
+        assert_eq!(
+            Subscription::from_bytes(&deleted.to_bytes()).ok(),
+            Some(deleted)
+        );
         // Version 0 has no partition (SubscriptionWrapperSerdeTest).
         let v0 = Subscription {
             hash: None,
@@ -377,7 +387,10 @@ mod tests {
             foreign_value: Some(b"pen".to_vec()),
             version: RESPONSE_VERSION,
         };
-        assert_eq!(hex(&r.to_bytes()), "0091dbfe22c4ab5374d26b0ba9ebab4e5b70656e");
+        assert_eq!(
+            hex(&r.to_bytes()),
+            "0091dbfe22c4ab5374d26b0ba9ebab4e5b70656e"
+        );
         assert_eq!(Response::from_bytes(&r.to_bytes()).ok(), Some(r));
         let none = Response {
             hash: None,
@@ -394,7 +407,10 @@ mod tests {
         let key = combined_key(b"p1", b"o1");
         assert_eq!(hex(&key), "0000000270316f31");
         assert!(key.starts_with(&combined_key_prefix(b"p1")));
-        assert_eq!(split_combined_key(&key).ok(), Some((&b"p1"[..], &b"o1"[..])));
+        assert_eq!(
+            split_combined_key(&key).ok(),
+            Some((&b"p1"[..], &b"o1"[..]))
+        );
         assert!(split_combined_key(&[0, 0, 0, 9, 1]).is_err());
         assert!(split_combined_key(&[0xff, 0xff, 0xff, 0xff]).is_err());
     }
