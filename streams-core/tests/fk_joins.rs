@@ -711,3 +711,41 @@ proptest! {
         prop_assert_eq!(&output, &expected);
     }
 }
+
+/// The runtime's view: the subscription topic is co-partitioned with the
+/// foreign table and the response topic with the primary table (Kafka's
+/// `copartitionSources` in `doJoinOnForeignKey`), so that they take those
+/// tables' partition counts.
+#[test]
+fn internal_topics_take_the_partition_counts_of_their_tables() -> TestResult {
+    use streams_core::runtime::TopologyMetadata;
+    let builder = StreamsBuilder::new();
+    let orders: KTable<S, S> = builder.table("orders");
+    let products: KTable<S, S> = builder.table("products");
+    orders
+        .join_on_foreign_key(&products, second_field, |o, p| format!("{o}{p}"))
+        .to_stream()
+        .to("out");
+    let topology = builder.build()?;
+    let infos = topology.topics_info("app");
+    let groups: Vec<Vec<String>> = infos
+        .iter()
+        .flat_map(|i| i.copartition_groups.clone())
+        .collect();
+    let registration = "app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic";
+    let response = "app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic";
+    assert_eq!(
+        groups,
+        [
+            vec![response.to_owned(), "orders".to_owned()],
+            vec![registration.to_owned(), "products".to_owned()],
+        ]
+    );
+    let counts: BTreeMap<&str, i32> = [("orders", 2), ("products", 3)].into();
+    let metadata = TopologyMetadata::resolve(infos, &groups, |t| Ok(counts.get(t).copied()))?;
+    assert_eq!(metadata.partitions[registration], 3);
+    assert_eq!(metadata.partitions[response], 2);
+    // Two sub-topologies: 2 tasks of the primary side, 3 of the foreign.
+    assert_eq!(metadata.tasks.len(), 5);
+    Ok(())
+}
