@@ -84,7 +84,7 @@ fn topology(
         left.clone().left_join_on_foreign_key_with(
             &right,
             extractor,
-            |l, r| joined(l, r),
+            joined,
             TableJoined::default(),
             main,
         )
@@ -647,13 +647,7 @@ fn run(
     }
     let extractor = ForeignKeyExtractor::from_key_and_value(|_: &S, v: &S| second_field(v));
     let result = if left_join {
-        left.left_join_on_foreign_key_with(
-            &right,
-            extractor,
-            |l, r| joined(l, r),
-            TableJoined::as_("fk"),
-            m,
-        )
+        left.left_join_on_foreign_key_with(&right, extractor, joined, TableJoined::as_("fk"), m)
     } else {
         left.join_on_foreign_key_with(
             &right,
