@@ -538,7 +538,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// driver.input::<String, String>("orders").pipe_key_value("c1:o1", "12");
     /// let paid = driver.timestamped_key_value_store::<String, String>("paid")?;
     /// assert_eq!(paid.get(&"c1:o1".to_string()).map(|v| v.value), Some("Ann paid 12".to_string()));
-    /// assert!(driver.produced_topic_names().contains(&"app-by-customer-subscription-registration-topic".to_string()));
+    /// // Every internal topic and store is named after the TableJoined name.
+    /// assert_eq!(
+    ///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+    ///     [
+    ///         "test-app-by-customer-subscription-registration-topic",
+    ///         "test-app-by-customer-subscription-response-topic",
+    ///         "test-app-by-customer-subscription-store-changelog",
+    ///         "test-app-customers-STATE-STORE-0000000003-changelog",
+    ///         "test-app-orders-STATE-STORE-0000000000-changelog",
+    ///         "test-app-paid-changelog",
+    ///     ]
+    /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn join_on_foreign_key_with<KO, VO, VR>(
