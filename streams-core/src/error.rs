@@ -596,6 +596,26 @@ pub enum StreamsError {
         /// The store.
         store: String,
     },
+    /// A foreign-key join read a subscription or response of a version
+    /// it cannot process (Kafka's `UnsupportedVersionException`, "is of
+    /// an incompatible version"): written by a newer Kafka or library.
+    #[error(
+        "foreign-key join node `{node}` read a {what} of version {version} from `{topic}`, newer than \
+         the version {newest} it reads; run the same version on every instance (upgrade the \
+         older ones first)"
+    )]
+    UnsupportedForeignKeyJoinVersion {
+        /// The processor that read it.
+        node: String,
+        /// The internal topic it came from (empty if not known).
+        topic: String,
+        /// `subscription` or `response`.
+        what: &'static str,
+        /// The version it has.
+        version: u8,
+        /// The newest version this library reads.
+        newest: u8,
+    },
     /// The driver or task was used after `close`.
     #[error("the {0} is closed")]
     Closed(&'static str),
@@ -813,6 +833,9 @@ mod tests {
             StreamsError::UnknownStore { .. } => "UnknownStore",
             StreamsError::WrongStoreType { .. } => "WrongStoreType",
             StreamsError::StoreNotConnected { .. } => "StoreNotConnected",
+            StreamsError::UnsupportedForeignKeyJoinVersion { .. } => {
+                "UnsupportedForeignKeyJoinVersion"
+            }
             StreamsError::Closed(_) => "Closed",
             StreamsError::Cluster { .. } => "Cluster",
         }
@@ -1049,6 +1072,13 @@ mod tests {
                 node: s("p"),
                 store: s("st"),
             },
+            StreamsError::UnsupportedForeignKeyJoinVersion {
+                node: s("KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011"),
+                topic: s("app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic"),
+                what: "subscription",
+                version: 2,
+                newest: 1,
+            },
             StreamsError::Closed("test driver"),
             StreamsError::Cluster {
                 topic: s("t"),
@@ -1108,6 +1138,7 @@ mod tests {
         UnknownStore: no store named `nope`; the stores are ["st"]
         WrongStoreType: store `st` is a key-value store of other types than asked for (window store<String, i64>); use the getter for a key-value store, with its key and value types
         StoreNotConnected: processor `p` has no access to store `st`: the store is not connected to it; connect it with `add_state_store(.., &["p"])` or `connect_processor_and_state_stores`
+        UnsupportedForeignKeyJoinVersion: foreign-key join node `KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011` read a subscription of version 2 from `app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`, newer than the version 1 it reads; run the same version on every instance (upgrade the older ones first)
         Closed: the test driver is closed
         Cluster: cluster topic `t`: topic exists
         Topology::DuplicateName: node name `n` is already used by another node; node names must be unique

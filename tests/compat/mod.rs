@@ -20,6 +20,7 @@
 mod scenarios_cogroup;
 mod scenarios_dlq;
 mod scenarios_errors;
+mod scenarios_fk_join;
 mod scenarios_joins;
 mod scenarios_processor_api;
 mod scenarios_repartition;
@@ -87,6 +88,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_dlq::SCENARIOS,
         scenarios_stateful::SCENARIOS,
         scenarios_joins::SCENARIOS,
+        scenarios_fk_join::SCENARIOS,
         scenarios_windows::SCENARIOS,
         scenarios_repartition::SCENARIOS,
         scenarios_cogroup::SCENARIOS,

@@ -64,6 +64,26 @@
 //!   [`GlobalKTable`] (made by [`StreamsBuilder::global_table`]): the key
 //!   is computed from each record, so no repartition is needed.
 //!
+//! # Foreign-key joins
+//! [`KTable::join_on_foreign_key`] and [`KTable::left_join_on_foreign_key`]
+//! (KIP-213) join each row of a table with the row of another table whose
+//! key a foreign-key extractor finds in the row (`Fn(&V) -> Option<KO>`,
+//! or with the key too through [`ForeignKeyExtractor`], KIP-1104), under
+//! the first table's key. As in Kafka 4.4, with its node, store and topic
+//! names and its wire formats: subscriptions travel keyed by foreign key
+//! through `<app>-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-<n>-topic`
+//! (partitioned like the foreign table) into the store
+//! `KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-<n>`; answers come back through
+//! `<app>-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-<n>-topic` (partitioned like
+//! the first table) and are dropped, and counted in `dropped_records`,
+//! when the row changed since it asked (a murmur3 hash of its value). A
+//! row that moves to another foreign key leaves the old one; deleting
+//! either row gives a tombstone (a left join keeps the row, joined with
+//! `None`, when the foreign row goes); an extractor's `None` drops the row
+//! from an inner join (counted) and joins it with `None` in a left join.
+//! Options: [`TableJoined`] (a name for every node, topic and store, and
+//! the partitioners of both topics) and [`Materialized`] for the result.
+//!
 //! # Stream-stream joins
 //! [`KStream::join_stream`], [`KStream::left_join_stream`] and
 //! [`KStream::outer_join_stream`] join two streams within [`JoinWindows`]:
@@ -95,6 +115,9 @@ pub(crate) mod cache;
 mod change_serde;
 pub mod cogroup;
 mod fallible;
+mod foreign_key_join;
+mod foreign_key_join_processors;
+mod foreign_key_join_wire;
 mod global;
 mod grace_search;
 mod grouped_stream;
@@ -126,6 +149,7 @@ pub use cogroup::{
     TimeWindowedCogroupedKStream,
 };
 pub use fallible::UserError;
+pub use foreign_key_join::{ForeignKeyExtractor, TableJoined};
 pub use global::GlobalKTable;
 pub use grouped_stream::KGroupedStream;
 pub use grouped_table::KGroupedTable;

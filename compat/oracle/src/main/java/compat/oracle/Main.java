@@ -39,6 +39,7 @@ public final class Main {
         DlqScenarios.class,
         StatefulScenarios.class,
         JoinScenarios.class,
+        ForeignKeyJoinScenarios.class,
         WindowScenarios.class,
         RepartitionScenarios.class,
         CogroupScenarios.class
