@@ -1110,3 +1110,87 @@ mod cogroup {
         );
     }
 }
+
+/// A foreign-key table join (KIP-213) on the runtime: the subscription
+/// topic is co-partitioned with the foreign table (3 partitions), the
+/// response topic with the primary table (2); orders and products on
+/// different partitions still find each other.
+mod foreign_key_join {
+    use super::*;
+
+    fn enriched() -> Topology {
+        let b = StreamsBuilder::new();
+        // order id -> "product:quantity"; product id -> name.
+        let orders = b.table::<String, String>("orders");
+        let products = b.table::<String, String>("products");
+        orders
+            .join_on_foreign_key(
+                &products,
+                |order: &String| order.split(':').next().map(str::to_owned),
+                |order: &String, name: &String| {
+                    format!("{} x {name}", order.split(':').nth(1).unwrap_or("?"))
+                },
+            )
+            .to_stream()
+            .to("enriched");
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn orders_find_their_products_across_partitions() {
+        let mut app = StreamsCluster::new();
+        app.create_topic("orders", 2).unwrap();
+        app.create_topic("products", 3).unwrap();
+        app.create_topic("enriched", 2).unwrap();
+        let config = StreamsConfig::new("fk-app").with_property("commit.interval.ms", "1000");
+        app.start("x", &enriched(), config).unwrap();
+        let (orders, products) = (
+            app.producer("orders", StringSerde, StringSerde),
+            app.producer("products", StringSerde, StringSerde),
+        );
+        for p in 0..6 {
+            products
+                .send(&format!("p{p}"), Some(&format!("name{p}")), 0)
+                .unwrap();
+        }
+        app.run_until_idle().unwrap();
+        let mut model = BTreeMap::new();
+        for o in 0..12 {
+            let p = (o * 5) % 7; // p6 has no product: no result
+            orders
+                .send(&format!("o{o}"), Some(&format!("p{p}:{o}")), 10 + o)
+                .unwrap();
+            if p < 6 {
+                model.insert(format!("o{o}"), format!("{o} x name{p}"));
+            }
+        }
+        app.run_until_idle().unwrap();
+        // A product renamed: its orders are joined again.
+        products
+            .send(&"p0".to_owned(), Some(&"renamed".to_owned()), 50)
+            .unwrap();
+        app.run_until_idle().unwrap();
+        for (o, v) in model.iter_mut() {
+            if v.ends_with("x name0") {
+                *v = format!("{} x renamed", &o[1..]);
+            }
+        }
+        assert_eq!(
+            app.latest_by_key("enriched", StringSerde, StringSerde)
+                .unwrap(),
+            model
+        );
+        let a = app.instance("x").unwrap();
+        // 2 tasks of the primary side, 3 of the foreign.
+        assert_eq!(a.active_tasks().len(), 5);
+        let counts = |topic: &str| app.cluster().admin().partition_count(topic).unwrap();
+        assert_eq!(
+            counts("fk-app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic"),
+            3
+        );
+        assert_eq!(
+            counts("fk-app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic"),
+            2
+        );
+    }
+}

@@ -409,6 +409,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 pk_serde.clone(),
                 Some(response_serde),
             )?;
+            // Kafka's two co-partition groups: the subscription topic with
+            // the foreign table's sources, the response topic with the
+            // primary table's.
+            t.copartition(&[&other_parent, &sub_source]);
+            t.copartition(&[&this_parent, &resp_source]);
             let (getter, vs2, vo3) = (
                 primary_getter.clone(),
                 value_serde.clone(),
