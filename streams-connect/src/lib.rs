@@ -24,7 +24,8 @@
 //! Each stage runs under the [`errors::RetryWithToleranceOperator`]:
 //! a retriable error is retried (300 ms, 600 ms, 1200 ms, ... up to
 //! `errors.retry.delay.max.ms`, until `errors.retry.timeout`); a
-//! converter's or transform's error is tolerated under
+//! converter's or transform's error (a retriable one too, once its
+//! retries run out) is tolerated under
 //! `errors.tolerance=all` (the record is skipped, logged with
 //! `errors.log.enable`, and written to `errors.deadletterqueue.topic.name`
 //! as consumed) and fails the task under `none`, with a [`TaskError`]

@@ -29,7 +29,8 @@
 //! assert_eq!(attempt(900)?, Attempt::RetryAt(1_000));
 //! assert_eq!(attempt(1_000)?, Attempt::Done(None));
 //! assert_eq!(operator.metrics().total_retries, 3);
-//! assert_eq!(operator.metrics().total_record_failures, 4);
+//! // Four failed attempts; Kafka counts the last one twice.
+//! assert_eq!(operator.metrics().total_record_failures, 5);
 //! assert_eq!(operator.metrics().total_records_skipped, 1);
 //! # Ok::<(), streams_connect::TaskError>(())
 //! ```
@@ -92,10 +93,13 @@ impl fmt::Display for Stage {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RetryState {
     pub(crate) deadline: i64,
     pub(crate) next_at: i64,
+    /// The error of the attempt that failed: what the record is reported
+    /// with if the task stops before the retry.
+    pub(crate) error: ConnectError,
 }
 
 /// What is known about one consumed record while it goes through the
