@@ -152,6 +152,15 @@ final class Scenarios {
             .send(1_000, "c", "y", "keep", "yes");
     }
 
+    /** A custom transform fails with a plain Java exception (IllegalStateException): tolerated as any. */
+    @Scenario
+    static Connector transformation_custom_exception(final Connector c) {
+        return c.dlq(true)
+            .transform("boom", Boom.class)
+            .send(1_000, "a", "fine")
+            .send(1_000, "b", "boom");
+    }
+
     // ---- the sink task ----
 
     /** The sink reports "reject" as errant (ErrantRecordReporter): TASK_PUT, class SinkTask. */
