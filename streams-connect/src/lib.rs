@@ -87,9 +87,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Kafka Connect 4.4.0 is the oracle: `compat/connect` runs the same
+//! scenarios through Kafka's own error handling and
+//! `tests/oracle.rs` compares the DLQ records (every header byte for
+//! byte, the stack trace by its first line), the kept records, the
+//! metrics, the retry waits, the error log and the failures.
+//!
 //! Where this differs from Kafka, the item says so: the stack trace
-//! header has no Java frames ([`ConnectError::stacktrace`]); the retry
-//! delay past the maximum is the maximum, not a random value below it;
+//! header has no Java frames ([`ConnectError::stacktrace`]); an error is
+//! one of Connect's three exceptions, never another Java class
+//! ([`ErrorKind`]); `last-error-timestamp` reads the client clock, not
+//! the wall clock; the retry delay past the maximum is the maximum, not a
+//! random value below it;
 //! there is no `SimpleHeaderConverter` (headers default to
 //! [`StringConverter`]); converters only read (there is no
 //! `fromConnectData`); the task is assigned its topics' partitions rather

@@ -190,7 +190,10 @@ pub struct ErrorHandlingMetrics {
     pub deadletterqueue_produce_requests: u64,
     /// `deadletterqueue-produce-failures`: DLQ sends that failed.
     pub deadletterqueue_produce_failures: u64,
-    /// `last-error-timestamp`: the clock's time of the last failure (0: none).
+    /// `last-error-timestamp`: the client clock's time of the last failure
+    /// (0: none). Kafka's reads the wall clock (`Time.SYSTEM`) whatever the
+    /// task's clock; this one reads the clock the retries run on, so that a
+    /// test knows it.
     pub last_error_timestamp: i64,
 }
 
