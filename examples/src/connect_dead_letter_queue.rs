@@ -146,7 +146,11 @@ mod tests {
                 )
             })
             .collect();
-        let stacktrace = format!("org.apache.kafka.connect.errors.DataException: {message}\n");
+        // Java's trace without its frames: the error, then its cause, as Kafka 4.4.0 writes
+        // them (compat/connect/golden/transformation_cast_field_not_a_number.json).
+        let stacktrace = format!(
+            "org.apache.kafka.connect.errors.DataException: {message}\nCaused by: java.lang.NumberFormatException: For input string: \"three\"\n"
+        );
         assert_eq!(
             headers,
             [

@@ -24,7 +24,8 @@
 //! Each stage runs under the [`errors::RetryWithToleranceOperator`]:
 //! a retriable error is retried (300 ms, 600 ms, 1200 ms, ... up to
 //! `errors.retry.delay.max.ms`, until `errors.retry.timeout`); a
-//! converter's or transform's error is tolerated under
+//! converter's or transform's error (a retriable one too, once its
+//! retries run out) is tolerated under
 //! `errors.tolerance=all` (the record is skipped, logged with
 //! `errors.log.enable`, and written to `errors.deadletterqueue.topic.name`
 //! as consumed) and fails the task under `none`, with a [`TaskError`]
@@ -86,9 +87,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Kafka Connect 4.4.0 is the oracle: `compat/connect` runs the same
+//! scenarios through Kafka's own error handling and
+//! `tests/oracle.rs` compares the DLQ records (every header byte for
+//! byte, the stack trace by its first line), the kept records, the
+//! metrics, the retry waits, the error log and the failures.
+//!
 //! Where this differs from Kafka, the item says so: the stack trace
-//! header has no Java frames ([`ConnectError::stacktrace`]); the retry
-//! delay past the maximum is the maximum, not a random value below it;
+//! header has no Java frames ([`ConnectError::stacktrace`]); an error is
+//! one of Connect's three exceptions, never another Java class
+//! ([`ErrorKind`]); `last-error-timestamp` reads the client clock, not
+//! the wall clock; the retry delay past the maximum is the maximum, not a
+//! random value below it;
 //! there is no `SimpleHeaderConverter` (headers default to
 //! [`StringConverter`]); converters only read (there is no
 //! `fromConnectData`); the task is assigned its topics' partitions rather

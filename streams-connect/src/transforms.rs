@@ -553,11 +553,55 @@ fn java_double(v: f64) -> String {
     }
 }
 
+/// The types Cast reads, as Kafka's `SUPPORTED_CAST_INPUT_TYPES` (an
+/// `EnumSet`) prints them.
+const CAST_INPUT_TYPES: &str =
+    "[INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING, BYTES]";
+
+/// Java's `NumberFormatException` message for `text` parsed as `to`
+/// (`Byte.parseByte`, `Integer.parseInt`, `Double.parseDouble`, ...).
+fn number_format_message(text: &str, to: SchemaType) -> String {
+    match to {
+        SchemaType::Int8 | SchemaType::Int16 if text.parse::<i32>().is_ok() => {
+            format!("Value out of range. Value:\"{text}\" Radix:10")
+        }
+        SchemaType::Float32 | SchemaType::Float64 if text.trim().is_empty() => {
+            "empty String".to_owned()
+        }
+        _ => format!("For input string: \"{text}\""),
+    }
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 fn cast_value(value: &Value, to: SchemaType) -> Result<Value, ConnectError> {
     let out_of_range = |text: &str| {
         ConnectError::data(format!(
             "Value ({text}) was out of range for requested data type"
         ))
+        .caused_by(
+            "java.lang.NumberFormatException",
+            number_format_message(text, to),
+        )
     };
     let as_f64 = |v: &Value| -> Option<f64> {
         Some(match v {
@@ -585,16 +629,19 @@ fn cast_value(value: &Value, to: SchemaType) -> Result<Value, ConnectError> {
     };
     match value {
         Value::Null => return Ok(Value::Null),
-        Value::Bytes(_) | Value::Array(_) | Value::Map(_) | Value::Struct(_) => {
+        Value::Array(_) | Value::Map(_) | Value::Struct(_) => {
             return Err(ConnectError::data(format!(
-                "Cast transformation does not support casting from {}; supported types are {{INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING}}",
+                "Cast transformation does not support casting from {}; supported types are {CAST_INPUT_TYPES}",
                 match value {
-                    Value::Bytes(_) => "BYTES",
                     Value::Array(_) => "ARRAY",
                     Value::Map(_) => "MAP",
                     _ => "STRUCT",
                 }
             )));
+        }
+        // Kafka reads bytes, but casts them only to a string (base64).
+        Value::Bytes(bytes) if to == SchemaType::String => {
+            return Ok(Value::String(base64_encode(bytes)));
         }
         _ => {}
     }
@@ -835,13 +882,69 @@ mod tests {
         let out = Cast::value("string")?.apply(whole)?.ok_or("dropped")?;
         assert_eq!(out.value, Value::string("2.0"));
         let bad = SinkRecord::new("t", 0, 0, None).with_value(None, Value::string("abc"));
+        let error = Cast::value("int32")?.apply(bad).expect_err("fails");
         assert_eq!(
-            Cast::value("int32")?
-                .apply(bad)
-                .expect_err("fails")
-                .message(),
+            error.message(),
             "Value (abc) was out of range for requested data type"
         );
+        assert_eq!(
+            error.cause(),
+            Some((
+                "java.lang.NumberFormatException",
+                "For input string: \"abc\""
+            ))
+        );
+        let byte = SinkRecord::new("t", 0, 0, None).with_value(None, Value::string("300"));
+        assert_eq!(
+            Cast::value("int8")?
+                .apply(byte)
+                .expect_err("fails")
+                .cause()
+                .map(|c| c.1),
+            Some("Value out of range. Value:\"300\" Radix:10")
+        );
+        Ok(())
+    }
+
+    /// Kafka 4.4.0 (compat/connect/golden/transformation_cast_whole_map.json,
+    /// transformation_cast_bytes_to_*.json): Cast reads bytes, casting them to
+    /// a string only (base64), and names the types it reads as an EnumSet.
+    #[test]
+    fn cast_reads_bytes_and_lists_kafkas_input_types() -> Result<(), Box<dyn std::error::Error>> {
+        let bytes = |b: &[u8]| {
+            SinkRecord::new("t", 0, 0, None)
+                .with_value(Some(Schema::bytes()), Value::Bytes(b.to_vec()))
+        };
+        for (raw, encoded) in [
+            (&b"hi"[..], "aGk="),
+            (b"h", "aA=="),
+            (b"hi!", "aGkh"),
+            (b"", ""),
+        ] {
+            let out = Cast::value("string")?.apply(bytes(raw))?.ok_or("dropped")?;
+            assert_eq!(out.value, Value::string(encoded));
+            assert_eq!(out.value_schema.map(|s| s.kind), Some(SchemaType::String));
+        }
+        assert_eq!(
+            Cast::value("int32")?
+                .apply(bytes(b"hi"))
+                .expect_err("fails")
+                .message(),
+            "Unexpected type in Cast transformation: class [B"
+        );
+        let map = SinkRecord::new("t", 0, 0, None).with_value(None, Value::Map(vec![]));
+        assert_eq!(
+            Cast::value("int32")?
+                .apply(map)
+                .expect_err("fails")
+                .message(),
+            "Cast transformation does not support casting from MAP; supported types are [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING, BYTES]"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn cast_spec_errors() {
         assert_eq!(
             Cast::value("age:decimal").expect_err("fails").to_string(),
             "Invalid type found in casting spec: decimal"
@@ -850,7 +953,6 @@ mod tests {
             Cast::value("").expect_err("fails").to_string(),
             "Must specify at least one field to cast."
         );
-        Ok(())
     }
 
     #[test]

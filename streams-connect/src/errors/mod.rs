@@ -29,7 +29,8 @@
 //! assert_eq!(attempt(900)?, Attempt::RetryAt(1_000));
 //! assert_eq!(attempt(1_000)?, Attempt::Done(None));
 //! assert_eq!(operator.metrics().total_retries, 3);
-//! assert_eq!(operator.metrics().total_record_failures, 4);
+//! // Four failed attempts; Kafka counts the last one twice.
+//! assert_eq!(operator.metrics().total_record_failures, 5);
 //! assert_eq!(operator.metrics().total_records_skipped, 1);
 //! # Ok::<(), streams_connect::TaskError>(())
 //! ```
@@ -92,10 +93,13 @@ impl fmt::Display for Stage {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RetryState {
     pub(crate) deadline: i64,
     pub(crate) next_at: i64,
+    /// The error of the attempt that failed: what the record is reported
+    /// with if the task stops before the retry.
+    pub(crate) error: ConnectError,
 }
 
 /// What is known about one consumed record while it goes through the
@@ -186,7 +190,10 @@ pub struct ErrorHandlingMetrics {
     pub deadletterqueue_produce_requests: u64,
     /// `deadletterqueue-produce-failures`: DLQ sends that failed.
     pub deadletterqueue_produce_failures: u64,
-    /// `last-error-timestamp`: the clock's time of the last failure (0: none).
+    /// `last-error-timestamp`: the client clock's time of the last failure
+    /// (0: none). Kafka's reads the wall clock (`Time.SYSTEM`) whatever the
+    /// task's clock; this one reads the clock the retries run on, so that a
+    /// test knows it.
     pub last_error_timestamp: i64,
 }
 

@@ -61,9 +61,10 @@ impl RetryWithToleranceOperator {
         }
     }
 
-    /// The operator of a connector's task, with its reporters: the DLQ
+    /// The operator of a connector's task, with its reporters in Kafka's
+    /// order (`Worker.sinkTaskReporters`): the log reporter, then the DLQ
     /// (when `errors.deadletterqueue.topic.name` is set, through
-    /// `dlq_producer`) and the log reporter, in Kafka's order.
+    /// `dlq_producer`).
     pub fn for_task(
         config: &SinkConnectorConfig,
         task: i32,
@@ -109,9 +110,11 @@ impl RetryWithToleranceOperator {
     /// Runs `operation` for the record of `context` at `stage`, as Kafka's
     /// `execute`: a record that failed before is passed over; a retriable
     /// error is retried (answering [`Attempt::RetryAt`]) until
-    /// `errors.retry.timeout`, then the record is skipped; another error is
-    /// tolerated (skipped) at converters and transforms under
-    /// `errors.tolerance=all`. Every failure is reported.
+    /// `errors.retry.timeout`, then handled as any other error (Kafka
+    /// counts that last failure twice in `total-record-failures`); an error
+    /// is tolerated (the record skipped) under `errors.tolerance=all` when
+    /// it is retriable or the stage is a converter or transform. Every
+    /// failure is reported.
     ///
     /// # Errors
     /// [`TaskError::ToleranceExceeded`] under `errors.tolerance=none`,
@@ -128,7 +131,7 @@ impl RetryWithToleranceOperator {
         if context.failed() {
             return Ok(Attempt::Done(None));
         }
-        let deadline = match context.retry {
+        let deadline = match &context.retry {
             Some(retry) if now < retry.next_at => return Ok(Attempt::RetryAt(retry.next_at)),
             Some(retry) => {
                 self.metrics.total_retries += 1;
@@ -156,20 +159,23 @@ impl RetryWithToleranceOperator {
         if error.is_retriable() {
             if now < deadline {
                 let next_at = now + self.backoff(context.attempt, deadline, now);
-                context.retry = Some(RetryState { deadline, next_at });
+                context.retry = Some(RetryState {
+                    deadline,
+                    next_at,
+                    error,
+                });
                 return Ok(Attempt::RetryAt(next_at));
             }
-            // Out of time: Kafka marks the record failed and skips it,
-            // whatever the tolerance.
-            context.set_error(error);
-            self.mark_as_failed(now);
-            self.metrics.total_records_skipped += 1;
-            self.finish(context);
-            return Ok(Attempt::Done(None));
+            // Out of time: Kafka's execAndRetry rethrows the last error and
+            // execAndHandleError counts the failure a second time, then
+            // handles it as any other: a retriable error is tolerable at
+            // every stage, so the record is skipped under
+            // errors.tolerance=all and fails the task under none.
+            self.metrics.total_record_failures += 1;
         }
         self.mark_as_failed(now);
         context.set_error(error.clone());
-        let outcome = if !stage.tolerates_all_errors() {
+        let outcome = if !stage.tolerates_all_errors() && !error.is_retriable() {
             Err(self.task_error(context, error, false))
         } else if !self.within_tolerance_limits() {
             Err(self.task_error(context, error, true))
@@ -211,13 +217,15 @@ impl RetryWithToleranceOperator {
     /// (Kafka's `triggerStop` during a backoff): the retry counts, the
     /// record is skipped and reported.
     pub fn stop_retrying(&mut self, context: &mut ProcessingContext, now: i64) {
-        if context.retry.take().is_none() || context.failed() {
+        let Some(retry) = context.retry.take() else {
+            return;
+        };
+        if context.failed() {
             return;
         }
         self.metrics.total_retries += 1;
-        context.set_error(ConnectError::retriable(
-            "the task stopped while the operation waited for a retry",
-        ));
+        // Kafka's context keeps the last attempt's error.
+        context.set_error(retry.error);
         self.mark_as_failed(now);
         self.metrics.total_records_skipped += 1;
         self.finish(context);
@@ -264,11 +272,11 @@ impl RetryWithToleranceOperator {
     }
 
     fn report(&mut self, context: &ProcessingContext) {
-        if let Some(dlq) = &mut self.dlq {
-            dlq.report(context, &mut self.metrics);
-        }
         if let Some(log) = &mut self.log {
             log.report(context, &mut self.metrics);
+        }
+        if let Some(dlq) = &mut self.dlq {
+            dlq.report(context, &mut self.metrics);
         }
     }
 
@@ -356,11 +364,13 @@ mod tests {
         let (w, result, _) = waits(-1, 8, 60_000);
         assert_eq!(w, [300, 600, 1_200, 2_400, 4_800, 9_600, 19_200, 38_400]);
         assert_eq!(result, Some("Success"));
-        // ...WithMaxRetriesExceeded: the last wait ends at the deadline
+        // ...WithMaxRetriesExceeded: the last wait ends at the deadline;
+        // the last failure counts twice, as in Kafka 4.4.0
+        // (compat/connect/golden/retry_timeout_gives_up_at_the_deadline.json)
         let (w, result, metrics) = waits(6_000, 6, 60_000);
         assert_eq!(w, [300, 600, 1_200, 2_400, 1_500]);
         assert_eq!(result, None);
-        assert_eq!(metrics.total_record_failures, 6);
+        assert_eq!(metrics.total_record_failures, 7);
         assert_eq!(metrics.total_retries, 5);
         assert_eq!(metrics.total_records_skipped, 1);
         assert_eq!(metrics.total_record_errors, 1);
@@ -373,7 +383,7 @@ mod tests {
         assert_eq!(result, None);
         assert_eq!(
             (metrics.total_record_failures, metrics.total_retries),
-            (1, 0)
+            (2, 0)
         );
     }
 
@@ -395,6 +405,53 @@ mod tests {
             .execute(&mut ctx, Stage::HeaderConverter, "H", 8, || Ok(1))
             .expect("passed over");
         assert_eq!(again, Attempt::Done(None));
+    }
+
+    /// Kafka 4.4.0 (compat/connect/golden/retries_exhausted_under_tolerance_none.json):
+    /// retries that run out under errors.tolerance=none fail the task.
+    #[test]
+    fn retries_exhausted_under_tolerance_none_fail_the_task() {
+        let mut operator = RetryWithToleranceOperator::new(1_000, 60_000, ToleranceType::None);
+        let mut ctx = context();
+        let mut attempt = |now| {
+            operator.execute(&mut ctx, Stage::Transformation, "T", now, || {
+                Err::<(), _>(ConnectError::retriable("busy"))
+            })
+        };
+        assert_eq!(attempt(0).ok(), Some(Attempt::RetryAt(300)));
+        assert_eq!(attempt(300).ok(), Some(Attempt::RetryAt(900)));
+        assert_eq!(attempt(900).ok(), Some(Attempt::RetryAt(1_000)));
+        let err = attempt(1_000).expect_err("fails");
+        assert!(
+            matches!(&err, TaskError::ToleranceExceeded(f) if f.error.is_retriable() && f.stage == Stage::Transformation)
+        );
+        let m = operator.metrics();
+        assert_eq!(
+            (
+                m.total_record_failures,
+                m.total_retries,
+                m.total_records_skipped,
+                m.total_record_errors
+            ),
+            (5, 3, 0, 1)
+        );
+    }
+
+    /// A task stopped during a backoff reports the last attempt's error.
+    #[test]
+    fn stopping_during_a_backoff_reports_the_last_error() {
+        let mut operator = RetryWithToleranceOperator::new(-1, 60_000, ToleranceType::All);
+        let mut ctx = context();
+        let attempt = operator.execute(&mut ctx, Stage::Transformation, "T", 0, || {
+            Err::<(), _>(ConnectError::retriable("lookup service unavailable"))
+        });
+        assert_eq!(attempt.ok(), Some(Attempt::RetryAt(300)));
+        operator.stop_retrying(&mut ctx, 0);
+        assert_eq!(
+            ctx.error().map(ConnectError::message),
+            Some("lookup service unavailable")
+        );
+        assert_eq!(operator.metrics().total_records_skipped, 1);
     }
 
     #[test]
