@@ -149,21 +149,7 @@ pub(crate) struct KnownGap {
 /// [`KnownGap::covers`]); every scenario that starts its driver through
 /// [`Recorder::start`] records its `describe` (see [`describe_of`]), and
 /// the harness reports any that did not as one line.
-pub(crate) const KNOWN_GAPS: &[KnownGap] = &[
-    KnownGap {
-        scenario: "null_keys_and_values",
-        field: Field::NodeNames,
-        reason: "adapted (see ADAPTED): the null-aware mapValues and filter are `process` nodes, \
-                 KSTREAM-PROCESSOR-0000000002 and -0000000004 where Kafka has KSTREAM-MAPVALUES-0000000002 \
-                 and KSTREAM-FILTER-0000000004; a difference by design (closures never see tombstones)",
-    },
-    KnownGap {
-        scenario: "process_values_fixed_key",
-        field: Field::NodeNames,
-        reason: "our DSL has no `process_values`: the node is KSTREAM-PROCESSOR-0000000001 where Kafka has \
-                 KSTREAM-PROCESSVALUES-0000000001",
-    },
-];
+pub(crate) const KNOWN_GAPS: &[KnownGap] = &[];
 
 impl KnownGap {
     /// Whether this gap explains a difference in `field`: a gap in the node
@@ -180,20 +166,7 @@ impl KnownGap {
 
 /// Scenarios written differently from their Java method because of a
 /// difference by design in our library; they are expected to pass.
-pub(crate) const ADAPTED: &[(&str, &str)] = &[
-    (
-        "foreach_only",
-        "the Java foreach lambda sees the null value of (k3, null); our foreach skips tombstones, so the scenario uses `process` with a processor that sees every record (named KSTREAM-FOREACH-0000000001 as Kafka names the foreach node)",
-    ),
-    (
-        "null_keys_and_values",
-        "the Java mapValues and filter lambdas see null values; ours never do, so out-mapped and out-filtered use `process` with processors that see every record",
-    ),
-    (
-        "process_values_fixed_key",
-        "our DSL has no `processValues`/FixedKeyProcessor; `process` with a processor that keeps the key",
-    ),
-];
+pub(crate) const ADAPTED: &[(&str, &str)] = &[];
 
 /// `Topology::describe()` as text: every scenario records it through
 /// [`Recorder::start`], and the harness compares it with the golden's

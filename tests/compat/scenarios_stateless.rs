@@ -3,7 +3,9 @@
 //! said otherwise; every input record has an explicit timestamp.
 
 use streams_core::dsl::{Branched, KStream};
-use streams_core::processor::{Processor, ProcessorContext};
+use streams_core::processor::{
+    FixedKeyProcessor, FixedKeyProcessorContext, FixedKeyRecord, Processor, ProcessorContext,
+};
 use streams_core::{Headers, Record, Result, StreamsBuilder};
 use streams_test::{TestRecord, TopologyTestDriver};
 
@@ -185,32 +187,15 @@ fn peek_and_foreach() -> ScenarioResult {
     g.finish(driver)
 }
 
-/// Java's `foreach` lambda, which sees null keys and null values; ours
-/// skips tombstones, so this processor stands in for it.
-struct ForeachSeeingNulls(super::Observer);
-
-impl Processor<S, S> for ForeachSeeingNulls {
-    fn process(&mut self, _ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
-        self.0.push(format!(
-            "foreach:{}={}",
-            show(r.key.as_ref()),
-            show(r.value.as_ref())
-        ));
-        Ok(())
-    }
-}
-
-/// Adapted (see `ADAPTED`): `process` instead of `foreach`, because the
-/// third record's null value must reach the action. Named as Kafka names
-/// the foreach node (a named `process` takes no counter number, and no
-/// node follows, so every name matches Kafka's).
+/// Java's `foreach` lambda sees null keys and null values: our
+/// `foreach_nullable`.
 fn foreach_only() -> ScenarioResult {
     let mut g = Recorder::new();
     let obs = g.observer();
     let b = StreamsBuilder::new();
-    b.stream::<S, S>("in")
-        .named("KSTREAM-FOREACH-0000000001")
-        .process::<S, S, _>(move || ForeachSeeingNulls(obs.clone()));
+    b.stream::<S, S>("in").foreach_nullable(move |k, v| {
+        obs.push(format!("foreach:{}={}", show(k), show(v)));
+    });
     let driver = g.start(b.build()?)?;
     let i = input(&driver, "in");
     i.pipe_key_value_at("k1", "a", 0);
@@ -436,19 +421,22 @@ fn process_custom_processor() -> ScenarioResult {
 /// becomes `<length>:<value>`, the key stays.
 struct LengthPrefixProcessor;
 
-impl Processor<S, S> for LengthPrefixProcessor {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
-        let value = r.value.as_ref().map(|v| format!("{}:{v}", jlen(v)));
+impl FixedKeyProcessor<S, S> for LengthPrefixProcessor {
+    fn process(
+        &mut self,
+        ctx: &mut FixedKeyProcessorContext<'_, S, S>,
+        r: FixedKeyRecord<S, S>,
+    ) -> Result<()> {
+        let value = r.value().map(|v| format!("{}:{v}", jlen(v)));
         ctx.forward(r.with_value(value))
     }
 }
 
-/// Adapted (see `ADAPTED`): our DSL has no `process_values`.
 fn process_values_fixed_key() -> ScenarioResult {
     let mut g = Recorder::new();
     let b = StreamsBuilder::new();
     b.stream::<S, S>("in")
-        .process::<S, S, _>(|| LengthPrefixProcessor)
+        .process_values(|| LengthPrefixProcessor)
         .to("out");
     let driver = g.start(b.build()?)?;
     pipe_four(&driver);
@@ -456,43 +444,20 @@ fn process_values_fixed_key() -> ScenarioResult {
     g.finish(driver)
 }
 
-/// Java's `mapValues(v -> v == null ? "<null>" : v.toUpperCase())`.
-struct UpperOrNullMarker;
-
-impl Processor<S, S> for UpperOrNullMarker {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
-        let value = match &r.value {
-            None => "<null>".to_owned(),
-            Some(v) => v.to_uppercase(),
-        };
-        ctx.forward(r.with_value(Some(value)))
-    }
-}
-
-/// Java's `filter((k, v) -> k != null)`, which sees tombstones too.
-struct KeepNonNullKeys;
-
-impl Processor<S, S> for KeepNonNullKeys {
-    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
-        if r.key.is_some() {
-            ctx.forward(r)
-        } else {
-            Ok(())
-        }
-    }
-}
-
-/// Adapted (see `ADAPTED`): Java's lambdas see the null values; ours
-/// would not, so the mapValues and the filter are processors.
+/// Java's `mapValues(v -> v == null ? "<null>" : v.toUpperCase())` and
+/// `filter((k, v) -> k != null)`, whose lambdas see null values: our
+/// `*_nullable` forms.
 fn null_keys_and_values() -> ScenarioResult {
     let mut g = Recorder::new();
     let b = StreamsBuilder::new();
     let s = b.stream::<S, S>("in");
     s.clone().to("out-raw");
     s.clone()
-        .process::<S, S, _>(|| UpperOrNullMarker)
+        .map_values_nullable(|_, v: Option<&S>| {
+            Some(v.map_or_else(|| "<null>".to_owned(), |v| v.to_uppercase()))
+        })
         .to("out-mapped");
-    s.process::<S, S, _>(|| KeepNonNullKeys).to("out-filtered");
+    s.filter_nullable(|k, _| k.is_some()).to("out-filtered");
     let driver = g.start(b.build()?)?;
     let i = input(&driver, "in");
     i.pipe_record(TestRecord::new(None, Some("x".to_owned())).at(0));

@@ -8,7 +8,7 @@ use crate::dsl::processors::{
 };
 use crate::dsl::{Produced, Repartitioned, StreamsBuilder};
 use crate::error::TopologyError;
-use crate::processor::Processor;
+use crate::processor::{FixedKeyAdapter, FixedKeyProcessor, Processor};
 use crate::serde::SerdeRef;
 use crate::topology::{
     SinkPartitioning, SinkTopic, TopicName, TopicNameExtractor, extractor_parts,
@@ -458,6 +458,52 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let mut out = self.add_processor(name, supplier, None, None);
         out.repartition_required = true;
         out
+    }
+
+    /// Attaches a custom processor that keeps each record's key, Kafka's
+    /// `processValues` (KIP-820): a [`FixedKeyProcessor`] forwards
+    /// [`FixedKeyRecord`](crate::processor::FixedKeyRecord)s, whose key it
+    /// cannot change, so the stream keeps its partitioning (a later
+    /// grouping or join needs no repartition, unlike after `process`). The
+    /// node is `KSTREAM-PROCESSVALUES-<n>`, or the name given with
+    /// [`named`](KStream::named). See [`crate::processor::FixedKeyProcessor`]
+    /// for an example.
+    ///
+    /// ```
+    /// use streams_core::processor::{FixedKeyProcessor, FixedKeyProcessorContext, FixedKeyRecord};
+    /// use streams_core::{Result, StreamsBuilder};
+    ///
+    /// struct Upper;
+    /// impl FixedKeyProcessor<String, String> for Upper {
+    ///     fn process(&mut self, ctx: &mut FixedKeyProcessorContext<'_, String, String>, r: FixedKeyRecord<String, String>) -> Result<()> {
+    ///         let v = r.value().map(|v| v.to_uppercase());
+    ///         ctx.forward(r.with_value(v))
+    ///     }
+    /// }
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").process_values(|| Upper).group_by_key().count();
+    /// // No repartition topic: the key did not change.
+    /// assert_eq!(
+    ///     builder.build()?.node_names(),
+    ///     ["KSTREAM-SOURCE-0000000000", "KSTREAM-PROCESSVALUES-0000000001", "KSTREAM-AGGREGATE-0000000003"]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn process_values<VR, P>(mut self, supplier: impl Fn() -> P + 'static) -> KStream<K, VR>
+    where
+        VR: Clone + 'static,
+        P: FixedKeyProcessor<K, V, VR>,
+    {
+        let name = self.take_name_or_number("KSTREAM-PROCESSVALUES-");
+        self.add_processor(
+            name,
+            move || FixedKeyAdapter {
+                inner: supplier(),
+                _input: std::marker::PhantomData,
+            },
+            self.key_serde.clone(),
+            None,
+        )
     }
 
     /// Writes the stream to `topic` with this stream's serdes (or the

@@ -15,8 +15,11 @@
 //! - `map`, `flat_map` and `select_key`, which need the value to compute a
 //!   key, drop it and count it in the task's `dropped_records` metric.
 //!
-//! This is the one place where we differ from Kafka, whose closures receive
-//! `null`; use [`KStream::process`] to see tombstones yourself.
+//! Kafka's closures receive `null` instead; the [`nullable`] forms
+//! (`filter_nullable`, `map_values_nullable`, `foreach_nullable`, ...) do
+//! the same, with Kafka's node names. [`KStream::process`] and
+//! [`KStream::process_values`] (a fixed-key processor, KIP-820) see every
+//! record as is.
 //!
 //! # The record cache
 //! Tables and aggregations keep Kafka's record cache in front of their
@@ -126,6 +129,7 @@ mod join;
 mod join_processors;
 mod kstream;
 mod ktable;
+pub mod nullable;
 mod options;
 mod processors;
 mod repartition;

@@ -107,6 +107,11 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
         }
     }
 
+    /// Another context of the same node (a fixed-key processor's view).
+    pub(crate) fn reborrow(&self) -> Self {
+        ProcessorContext::new(self.task, self.node)
+    }
+
     /// The name of the processor this context belongs to.
     pub fn node_name(&self) -> &str {
         self.task.node_name(self.node)

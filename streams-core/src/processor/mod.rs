@@ -30,6 +30,7 @@
 //! ```
 
 mod context;
+mod fixed_key;
 pub(crate) mod node;
 pub(crate) mod partitioner;
 mod punctuation_queue;
@@ -37,6 +38,8 @@ pub(crate) mod task;
 
 pub(crate) use context::StoreLookup;
 pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};
+pub(crate) use fixed_key::FixedKeyAdapter;
+pub use fixed_key::{FixedKeyProcessor, FixedKeyProcessorContext, FixedKeyRecord};
 pub use partitioner::{PartitionCountLookup, StreamPartitioner};
 
 use crate::error::Result;
