@@ -215,7 +215,7 @@ fn errors_name_the_line() -> std::io::Result<()> {
         "error: standard input: not a topology description: line 22: `KSTREAM-SINK-0000000007` names `nobody`, which is not a node of its sub-topology\n"
     );
     let out = run(&[], "hello\n", None)?;
-    assert!(text(out.stderr).contains("no line is `Topologies:`"));
+    assert!(text(out.stderr).contains("no line ends in `Topologies:`"));
     let out = run(&["--format", "png", "--renderer", "builtin"], JAVA, None)?;
     assert!(text(out.stderr).contains("PNG needs Graphviz"));
     Ok(())
