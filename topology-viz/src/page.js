@@ -27,9 +27,11 @@
   function fit() {
     var r = canvas.getBoundingClientRect();
     if (!r.width || !r.height || !W || !H) return;
-    s = Math.min(r.width / W, r.height / H, 1.5);
+    // Leave the bottom line to the hint.
+    var h = Math.max(r.height - 22, 1);
+    s = Math.min(r.width / W, h / H, 1.5);
     tx = (r.width - W * s) / 2;
-    ty = (r.height - H * s) / 2;
+    ty = (h - H * s) / 2;
     apply();
   }
   function zoom(factor, px, py) {

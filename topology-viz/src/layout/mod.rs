@@ -374,11 +374,24 @@ fn inside(model: &Model, c: usize, title: &str, sizes: &[Size], lanes: &[bool]) 
         .iter()
         .enumerate()
         .filter_map(|(i, &v)| {
-            let spread = local_sizes[i].w * 0.36;
+            // The edges from or to outside the box, spread as the layout
+            // spreads them.
+            let k = model
+                .edges
+                .iter()
+                .filter(|e| {
+                    (e.to == v && local(e.from).is_none()) || (e.from == v && local(e.to).is_none())
+                })
+                .count() as f64;
+            let half = if k > 1.0 {
+                (local_sizes[i].w * 0.7 / (k - 1.0)).min(12.0) * (k - 1.0) / 2.0
+            } else {
+                0.0
+            };
             let x = placed.centres[i].0;
             match model.vertices[v].kind {
-                Kind::Source => Some((x - spread, x + spread, true)),
-                Kind::Sink => Some((x - spread, x + spread, false)),
+                Kind::Source => Some((x - half, x + half, true)),
+                Kind::Sink => Some((x - half, x + half, false)),
                 _ => None,
             }
         })
@@ -512,3 +525,6 @@ fn feedback_edges_from_roots(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
         .collect();
     feedback_edges(n, &renamed)
 }
+
+#[cfg(test)]
+mod tests;
