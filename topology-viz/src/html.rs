@@ -167,9 +167,9 @@ fn lists(out: &mut String, prefix: &str, model: &Model) {
         let global = vertex
             .cluster
             .is_some_and(|c| model.clusters.get(c).is_some_and(|c| c.global));
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<li data-target=\"{prefix}v{v}\"><span class=\"name\">{}</span>{}<div>used by {}</div></li>\n",
+            "<li data-target=\"{prefix}v{v}\"><span class=\"name\">{}</span>{}<div>used by {}</div></li>",
             escape(&vertex.name),
             if global {
                 " <span class=\"badge global\">global</span>"

@@ -132,13 +132,12 @@ pub(crate) fn layout(model: &Model) -> Drawing {
     let outside: Vec<usize> = (0..n)
         .filter(|&v| model.vertices[v].cluster.is_none())
         .collect();
-    let mut outer_index = vec![0; n];
-    for v in 0..n {
-        outer_index[v] = match model.vertices[v].cluster {
+    let outer_index: Vec<usize> = (0..n)
+        .map(|v| match model.vertices[v].cluster {
             Some(c) => c,
             None => clusters_n + outside.iter().position(|&o| o == v).unwrap_or(0),
-        };
-    }
+        })
+        .collect();
     let outer_ids: Vec<usize> = (0..model.edges.len())
         .filter(|&k| {
             let e = model.edges[k];
