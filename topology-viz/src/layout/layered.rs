@@ -205,7 +205,8 @@ pub(crate) fn place(
         layers[item.layer].push(i);
     }
     let order = order_layers(&items, &segments, layers);
-    let x = assign_x(&items, &segments, &order, spacing);
+    let mut x = assign_x(&items, &segments, &order, spacing);
+    straighten(&items, &segments, &order, spacing, &mut x);
     let spread = spread_ports(&items, edges, reversed, &chains, &x);
 
     // Layers top to bottom.
@@ -629,6 +630,65 @@ fn assign_x(
     x
 }
 
+/// Lines up the two ends of each link of a chain (an item with one edge
+/// down to an item with one edge up) where the layer leaves room: the
+/// lower end moves under the upper one, else the upper over the lower.
+fn straighten(
+    items: &[Item],
+    segments: &[Segment],
+    order: &[Vec<usize>],
+    spacing: Spacing,
+    x: &mut [f64],
+) {
+    let mut downs = vec![0usize; items.len()];
+    let mut ups = vec![0usize; items.len()];
+    for s in segments {
+        downs[s.upper] += 1;
+        ups[s.lower] += 1;
+    }
+    // Each item's layer and place in it.
+    let mut place = vec![(0usize, 0usize); items.len()];
+    for (l, layer) in order.iter().enumerate() {
+        for (i, &item) in layer.iter().enumerate() {
+            place[item] = (l, i);
+        }
+    }
+    let gap = |a: usize, b: usize| {
+        let g = if items[a].dummy || items[b].dummy {
+            spacing.edge_gap
+        } else {
+            spacing.node_gap
+        };
+        items[a].w / 2.0 + g + items[b].w / 2.0
+    };
+    // Whether `item` may move to `to` without crowding its neighbours.
+    let room = |x: &[f64], item: usize, to: f64| {
+        let (l, i) = place[item];
+        let layer = &order[l];
+        let left = i.checked_sub(1).map(|j| layer[j]);
+        let right = layer.get(i + 1).copied();
+        left.is_none_or(|a| to - x[a] >= gap(a, item) - 1e-9)
+            && right.is_none_or(|b| x[b] - to >= gap(item, b) - 1e-9)
+    };
+    for _ in 0..3 {
+        for s in segments {
+            if downs[s.upper] != 1 || ups[s.lower] != 1 {
+                continue;
+            }
+            let under = x[s.upper] + s.upper_dx - s.lower_dx;
+            let over = x[s.lower] + s.lower_dx - s.upper_dx;
+            if (under - x[s.lower]).abs() < 1e-9 {
+                continue;
+            }
+            if room(x, s.lower, under) {
+                x[s.lower] = under;
+            } else if room(x, s.upper, over) {
+                x[s.upper] = over;
+            }
+        }
+    }
+}
+
 /// The non-decreasing sequence closest to `targets` in weighted squares
 /// (pool adjacent violators).
 fn isotonic(targets: &[f64], weights: &[f64]) -> Vec<f64> {
@@ -718,6 +778,28 @@ mod tests {
             [(44.0, 20.0), (44.0, 20.0), (20.0, 50.0), (20.0, 50.0)]
         );
         assert_eq!((placed.width, placed.height), (100.0, 70.0));
+    }
+
+    #[test]
+    fn chains_are_straight_when_the_row_below_is_wider() {
+        // 0 -> 1 -> 3 and 0 -> 2 -> 4, the lower boxes twice as wide: the
+        // middle row spreads to stand over them.
+        let placed = place(
+            &[
+                size(40.0, 20.0),
+                size(40.0, 20.0),
+                size(40.0, 20.0),
+                size(80.0, 20.0),
+                size(80.0, 20.0),
+            ],
+            &[edge(0, 1), edge(0, 2), edge(1, 3), edge(2, 4)],
+            &[0, 1, 1, 2, 2],
+            &[false; 4],
+            SPACING,
+        );
+        let x: Vec<f64> = placed.centres.iter().map(|c| c.0).collect();
+        assert_eq!((x[1], x[2]), (x[3], x[4]), "{x:?}");
+        assert_eq!(x[4] - x[3], 100.0);
     }
 
     #[test]

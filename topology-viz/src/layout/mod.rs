@@ -27,7 +27,7 @@ const INSIDE: Spacing = Spacing {
 
 const OUTSIDE: Spacing = Spacing {
     layer_gap: 40.0,
-    node_gap: 28.0,
+    node_gap: 20.0,
     edge_gap: 12.0,
 };
 
