@@ -211,6 +211,14 @@ pub enum Error {
         /// How many descriptions there are.
         count: usize,
     },
+    /// Several descriptions where one was expected ([`parse`]).
+    #[error(
+        "the input holds {count} topologies, not one: read them all with `parse_all`, or choose one (`--topology N`)"
+    )]
+    Several {
+        /// How many descriptions there are.
+        count: usize,
+    },
     /// A description asked for by number that is not there.
     #[error("there is no topology {asked}: the input holds {count}, numbered from 1")]
     NoSuchTopology {
@@ -400,15 +408,12 @@ pub fn parse_all(text: &str) -> Result<Vec<Pasted>, Error> {
 /// The one description in `text` (see [`parse_all`]).
 ///
 /// # Errors
-/// As [`parse_all`]; [`Error::OneAtATime`] when there are several.
+/// As [`parse_all`]; [`Error::Several`] when there are several.
 pub fn parse(text: &str) -> Result<TopologyDescription, Error> {
     let mut found = parse_all(text)?;
     match found.len() {
         1 => Ok(found.remove(0).into_description()),
-        count => Err(Error::OneAtATime {
-            format: Format::Dot,
-            count,
-        }),
+        count => Err(Error::Several { count }),
     }
 }
 

@@ -418,3 +418,42 @@ fn png_is_not_written_to_a_terminal() -> std::io::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn a_large_topology_is_drawn_quickly() -> std::io::Result<()> {
+    // 400 processors in a chain with links 7 and 23 steps back: thousands
+    // of dummy nodes on long edges.
+    let n = 400;
+    let mut input = String::from(
+        "Topologies:\n   Sub-topology: 0\n    Source: src (topics: [in])\n      --> p0\n",
+    );
+    for i in 0..n {
+        let succ: Vec<String> = [1, 7, 23]
+            .iter()
+            .filter(|&&d| i + d < n)
+            .map(|d| format!("p{}", i + d))
+            .chain((i == n - 1).then(|| "k".to_owned()))
+            .collect();
+        let pred: Vec<String> = [1, 7, 23]
+            .iter()
+            .filter(|&&d| i >= d)
+            .map(|d| format!("p{}", i - d))
+            .collect();
+        let pred = if pred.is_empty() {
+            "src".to_owned()
+        } else {
+            pred.join(", ")
+        };
+        input.push_str(&format!(
+            "    Processor: p{i} (stores: [])\n      --> {}\n      <-- {pred}\n",
+            succ.join(", ")
+        ));
+    }
+    input.push_str(&format!("    Sink: k (topic: out)\n      <-- p{}\n", n - 1));
+    let start = std::time::Instant::now();
+    let out = run(&["-f", "svg"], input.as_bytes(), None)?;
+    let took = start.elapsed();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    Ok(())
+}

@@ -154,6 +154,14 @@ pub(crate) fn place(
     spacing: Spacing,
 ) -> Placed {
     let n = sizes.len();
+    if n == 0 {
+        return Placed {
+            centres: Vec::new(),
+            routes: vec![vec![(0.0, 0.0); 4]; edges.len()],
+            width: 0.0,
+            height: 0.0,
+        };
+    }
     let rank = |v: usize| ranks.get(v).copied().unwrap_or(0);
     let layers_n = (0..n).map(rank).max().map_or(0, |r| r + 1);
     let mut items: Vec<Item> = (0..n)
@@ -354,6 +362,16 @@ fn spread_ports(
     spread
 }
 
+/// For each item, the segments that end at it (above or below).
+fn touching(n: usize, segments: &[Segment]) -> Vec<Vec<usize>> {
+    let mut touching = vec![Vec::new(); n];
+    for (k, s) in segments.iter().enumerate() {
+        touching[s.upper].push(k);
+        touching[s.lower].push(k);
+    }
+    touching
+}
+
 /// Where a segment's end sits along its layer, for ordering: the item's
 /// index, moved by the port's share of the item's width.
 fn slot(position: &[f64], items: &[Item], item: usize, dx: f64) -> f64 {
@@ -405,6 +423,7 @@ fn order_layers(
             }
         }
     };
+    let touching = touching(items.len(), segments);
     // Segments by the layer of their upper end.
     let mut between: Vec<Vec<&Segment>> = vec![Vec::new(); layers.len()];
     for s in segments {
@@ -435,8 +454,9 @@ fn order_layers(
             let mut keyed: Vec<(f64, usize)> = layers[l]
                 .iter()
                 .map(|&item| {
-                    let (sum, count) = segments
+                    let (sum, count) = touching[item]
                         .iter()
+                        .map(|&k| &segments[k])
                         .filter_map(|s| {
                             if down && s.lower == item {
                                 Some(slot(&position, items, s.upper, s.upper_dx))
@@ -542,6 +562,7 @@ fn assign_x(
     spacing: Spacing,
 ) -> Vec<f64> {
     let mut x = vec![0.0; items.len()];
+    let touching = touching(items.len(), segments);
     // The least distance between the centres of neighbours in a layer.
     let gap = |a: usize, b: usize| {
         let g = if items[a].dummy || items[b].dummy {
@@ -590,7 +611,7 @@ fn assign_x(
             for &item in layer {
                 let mut sum = 0.0;
                 let mut count = 0.0;
-                for s in segments {
+                for s in touching[item].iter().map(|&k| &segments[k]) {
                     if down && s.lower == item {
                         sum += x[s.upper] + s.upper_dx - s.lower_dx;
                         count += 1.0;
