@@ -1,7 +1,8 @@
 //! The HTML page and the SVG picture in headless Chromium, as a reader
 //! sees them: every node's name shown whole, inside the window, inside its
 //! shape and over no other; a click lights the node's edges and
-//! neighbours; screenshots kept under the target directory to look at.
+//! neighbours; the wheel zooms, a drag pans, the find box selects;
+//! screenshots kept under the target directory to look at.
 //!
 //! Chromium is Debian's `chromium` (or `TOPOLOGY_VIZ_CHROMIUM`). Without
 //! it these tests say so in one line and pass, except in CI (`CI` set),
@@ -251,6 +252,11 @@ fn the_page_shows_every_name_and_lights_a_click() -> Result<(), Box<dyn std::err
     assert_eq!(value("hook").as_deref(), Some("KSTREAM-SOURCE-0000000004"));
     // A click on the background puts the light out.
     assert_eq!(value("after clearing").as_deref(), Some("false\t"));
+    // The wheel zooms (200 pixels of wheel: e^0.3), a drag pans by as far
+    // as the pointer moved, the find box selects by name.
+    assert_eq!(value("zoom").as_deref(), Some("1.350"));
+    assert_eq!(value("pan").as_deref(), Some("60.0\t-30.0"));
+    assert_eq!(value("found").as_deref(), Some("names"));
     Ok(())
 }
 

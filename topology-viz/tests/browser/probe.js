@@ -62,6 +62,27 @@
   out.push(['hook', (window.topologyViz.select(window.PROBE_HOOK) || []).slice().sort().join(', ')].join('\t'));
   canvas.dispatchEvent(new MouseEvent('click', { bubbles: true }));
   out.push(['after clearing', String(canvas.classList.contains('focus')), names('#canvas .vertex.hl')].join('\t'));
+  // Zoom with the wheel at a point, pan by dragging, find by name.
+  var view = document.getElementById('view');
+  function transform() {
+    var m = /translate\(([-\d.e]+) ([-\d.e]+)\) scale\(([-\d.e]+)\)/.exec(view.getAttribute('transform'));
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+  }
+  var t0 = transform();
+  canvas.dispatchEvent(new WheelEvent('wheel', {
+    deltaY: -200, clientX: box.left + 100, clientY: box.top + 100, bubbles: true, cancelable: true
+  }));
+  var t1 = transform();
+  out.push(['zoom', (t1[2] / t0[2]).toFixed(3)].join('\t'));
+  canvas.dispatchEvent(new PointerEvent('pointerdown', { button: 0, clientX: 200, clientY: 200, bubbles: true }));
+  window.dispatchEvent(new PointerEvent('pointermove', { clientX: 260, clientY: 170, bubbles: true }));
+  window.dispatchEvent(new PointerEvent('pointerup', { clientX: 260, clientY: 170, bubbles: true }));
+  var t2 = transform();
+  out.push(['pan', (t2[0] - t1[0]).toFixed(1), (t2[1] - t1[1]).toFixed(1)].join('\t'));
+  var find = document.getElementById('find');
+  find.value = 'names';
+  find.dispatchEvent(new Event('change'));
+  out.push(['found', names('#canvas .vertex.selected')].join('\t'));
   var pre = document.createElement('pre');
   pre.id = 'probe';
   pre.textContent = out.join('\n');
