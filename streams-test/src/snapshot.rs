@@ -68,7 +68,9 @@ impl<T: Describe + ?Sized> Describe for &T {
 /// - `assert_topology_snapshot!(topology, @"...")`: an inline snapshot.
 ///
 /// `topology` is anything [`Describe`]: a `Topology` or a
-/// `TopologyDescription`. Insta compares with trailing whitespace
+/// `TopologyDescription`. A file snapshot's header records the
+/// expression as `expression: topology.describe()`. Insta compares with
+/// trailing whitespace
 /// trimmed; for a byte-exact comparison with Kafka's text, compare
 /// `topology.describe().to_string()` with it.
 ///
@@ -101,15 +103,22 @@ macro_rules! assert_topology_snapshot {
             @$snapshot
         )
     };
+    // The file forms give insta the expression to record in the file's
+    // header (`expression: topology.describe()`), not this macro's own
+    // text: insta's `(name, value, debug_expr)` form, with no name for a
+    // snapshot named after the test.
     ($name:literal, $topology:expr $(,)?) => {
         $crate::snapshot::__insta::assert_snapshot!(
             $name,
-            $crate::snapshot::Describe::describe_text(&$topology)
+            $crate::snapshot::Describe::describe_text(&$topology),
+            ::core::concat!(::core::stringify!($topology), ".describe()")
         )
     };
     ($topology:expr $(,)?) => {
         $crate::snapshot::__insta::assert_snapshot!(
-            $crate::snapshot::Describe::describe_text(&$topology)
+            ::core::option::Option::<&str>::None,
+            $crate::snapshot::Describe::describe_text(&$topology),
+            ::core::concat!(::core::stringify!($topology), ".describe()")
         )
     };
 }
@@ -117,6 +126,36 @@ macro_rules! assert_topology_snapshot {
 #[cfg(test)]
 mod tests {
     use streams_core::StreamsBuilder;
+
+    /// The file forms, and the header insta writes for them: the
+    /// expression given, not the macro's own text.
+    #[test]
+    fn file_snapshots_record_the_topology_expression() -> Result<(), Box<dyn std::error::Error>> {
+        let builder = StreamsBuilder::new();
+        builder.stream::<String, String>("in").to("out");
+        let topology = builder.build()?;
+        assert_topology_snapshot!("in_to_out", topology);
+        assert_topology_snapshot!(&topology);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/snapshots");
+        for (file, expression) in [
+            (
+                "streams_test__snapshot__tests__in_to_out.snap",
+                "topology.describe()",
+            ),
+            (
+                "streams_test__snapshot__tests__file_snapshots_record_the_topology_expression.snap",
+                // Quoted: YAML reads a leading `&` as an anchor.
+                "\"&topology.describe()\"",
+            ),
+        ] {
+            let snap = std::fs::read_to_string(dir.join(file))?;
+            let header = format!(
+                "---\nsource: streams-test/src/snapshot.rs\nexpression: {expression}\n---\nTopologies:\n"
+            );
+            assert!(snap.starts_with(&header), "{file}:\n{snap}");
+        }
+        Ok(())
+    }
 
     /// The inline form, filled in by `cargo insta`.
     #[test]
