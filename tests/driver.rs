@@ -936,3 +936,58 @@ fn output_offsets_are_per_topic() {
         .read_record();
     assert!(offset_of_failure(&one).contains("at one-0 offset 1"));
 }
+
+/// Kafka's `shouldRespectTaskIdling`: with `max.task.idle.ms = 1000` a
+/// record waits while the task's other input is empty, until both inputs
+/// have records or the wall clock passes the idle deadline.
+#[test]
+fn should_respect_task_idling() {
+    let mut topology = Topology::new();
+    topology
+        .add_source::<String, String>("source1", "input1")
+        .and_then(|t| t.add_source::<String, String>("source2", "input2"))
+        .and_then(|t| t.add_sink::<String, String>("sink", "output", &["source1", "source2"]))
+        .expect("valid topology");
+    let config = config().with_property("max.task.idle.ms", "1000");
+    let driver = TopologyTestDriver::with_config(topology, config).expect("starts");
+    let in1 = driver.create_input_topic("input1", StringSerde, StringSerde);
+    let in2 = driver.create_input_topic("input2", StringSerde, StringSerde);
+    let out = driver.create_output_topic("output", StringSerde, StringSerde);
+
+    in1.pipe_key_value("A", "alpha");
+    driver.advance_wall_clock_time(Duration::from_millis(1));
+    // Only one input has records, and it has been one ms.
+    assert_eq!(out.read_key_values_to_list(), []);
+
+    in2.pipe_key_value("B", "beta");
+    // Both inputs have records: A (the earlier) is processed; then only
+    // one input has records again, and idling holds B back.
+    assert_eq!(
+        out.read_key_values_to_list(),
+        [KeyValue::pair("A", "alpha")]
+    );
+
+    driver.advance_wall_clock_time(Duration::from_secs(1));
+    assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("B", "beta")]);
+}
+
+/// `max.task.idle.ms` must be a number.
+#[test]
+fn a_max_task_idle_ms_that_is_not_a_number_is_refused() {
+    let config = config().with_property("max.task.idle.ms", "soon");
+    let err =
+        TopologyTestDriver::with_config(setup_source_sink_topology(), config).expect_err("refused");
+    assert!(
+        matches!(
+            &err,
+            StreamsError::InvalidConfig {
+                config: "max.task.idle.ms",
+                value,
+                ..
+            } if value == "soon"
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("max.task.idle.ms"), "{err}");
+    assert!(err.to_string().contains("soon"), "{err}");
+}

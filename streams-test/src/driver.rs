@@ -63,6 +63,13 @@ pub(crate) struct DriverState {
     /// The cluster that output, repartition and changelog records are also
     /// appended to, if the driver was given one.
     cluster: Option<ClusterMirror>,
+    /// `max.task.idle.ms`: how long the task waits, on the wall clock, for
+    /// an input partition that has no record while others have some.
+    max_task_idle_ms: i64,
+    /// The task's input partitions as Kafka's driver has them (each source
+    /// topic, and one per pattern), with the wall-clock deadline of an
+    /// empty one's idling (Kafka's `PartitionGroup.idlePartitionDeadlines`).
+    idle_partitions: Vec<(String, Option<i64>)>,
 }
 
 impl DriverState {
@@ -162,7 +169,7 @@ impl DriverState {
                 timestamp: record.timestamp,
             });
         }
-        if self.queued == 0 && !self.task.has_produced() {
+        if self.queued == 0 && !self.task.has_produced() && self.max_task_idle_ms <= 0 {
             let queue = &mut self.queues[i];
             let offset = queue.next_offset;
             queue.next_offset += 1;
@@ -290,13 +297,45 @@ impl DriverState {
         self.outputs.len() - 1
     }
 
-    /// Processes queued records until none is left: the one with the
-    /// smallest timestamp first (then the queue seen first), each followed
-    /// by stream-time punctuation and output capture, as Kafka's driver.
-    /// Outputs produced before an error are kept.
+    /// Whether the task may process now, Kafka's
+    /// `PartitionGroup.readyToProcess` in its driver (every partition
+    /// fetched, lag 0): with `max.task.idle.ms` above 0, an empty input
+    /// partition holds processing back until the wall clock reaches its
+    /// deadline (set when it is first seen empty, cleared when it has
+    /// records), partitions looked at in the topology's source order.
+    fn ready_to_process(&mut self) -> bool {
+        if self.max_task_idle_ms <= 0 {
+            return true;
+        }
+        let wall = self.wall_clock;
+        for p in 0..self.idle_partitions.len() {
+            let name = &self.idle_partitions[p].0;
+            let buffered = self.queues.iter().any(|q| {
+                !q.records.is_empty()
+                    && (&*q.topic == name || self.task.source_pattern_of(&q.topic) == Some(name))
+            });
+            let deadline = &mut self.idle_partitions[p].1;
+            if buffered {
+                *deadline = None;
+                continue;
+            }
+            let at = *deadline.get_or_insert(wall.saturating_add(self.max_task_idle_ms));
+            if wall < at {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Processes queued records until none is left (or, with
+    /// `max.task.idle.ms`, until the task must wait for an empty input):
+    /// the one with the smallest timestamp first (then the queue seen
+    /// first), each followed by stream-time punctuation and output
+    /// capture, as Kafka's driver. Outputs produced before an error are
+    /// kept.
     fn complete_all_processable_work(&mut self) -> Result<()> {
         self.capture_outputs()?;
-        while self.queued > 0 {
+        while self.queued > 0 && self.ready_to_process() {
             let next = self
                 .queues
                 .iter()
@@ -436,6 +475,20 @@ impl DriverBuilder {
     /// changelog record a store cannot decode.
     pub fn build(self) -> Result<TopologyTestDriver> {
         let task = StreamTask::new(&self.topology, &self.config, self.start_ms)?;
+        let max_task_idle_ms = match self.config.properties().get("max.task.idle.ms") {
+            None => 0,
+            Some(v) => v.trim().parse::<i64>().map_err(|_| StreamsError::InvalidConfig {
+                config: "max.task.idle.ms",
+                value: v.clone(),
+                expected: "a whole number of milliseconds (0, the default, does not wait; -1 disables idling)",
+            })?,
+        };
+        let idle_partitions = task
+            .source_topics()
+            .into_iter()
+            .chain(task.source_patterns())
+            .map(|t| (t.to_owned(), None))
+            .collect();
         let cluster = self.cluster.map(ClusterMirror::new);
         if let Some(cluster) = &cluster {
             for store in task.store_names() {
@@ -457,6 +510,8 @@ impl DriverBuilder {
                 wall_clock: self.start_ms,
                 global_offsets: Vec::new(),
                 cluster,
+                max_task_idle_ms,
+                idle_partitions,
             })),
             start_ms: self.start_ms,
         })

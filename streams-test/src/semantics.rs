@@ -100,6 +100,41 @@
 //! `advance_wall_clock_time` passes it. `tests/properties.rs` checks the
 //! stream-time rule against a model of it on random timestamps.
 //!
+//! # Task idling (`max.task.idle.ms`)
+//! The driver runs one task over every source topic of the topology,
+//! repartition topics included, and picks the queued record with the
+//! smallest timestamp first, as Kafka's `PartitionGroup` does. With
+//! `max.task.idle.ms` above 0 (Kafka's default is 0), a record waits while
+//! another input of the task has none: until that input has records, or
+//! until the wall clock reaches the idle deadline (set when the input is
+//! first seen empty while records wait: wall clock plus `max.task.idle.ms`).
+//! A re-keyed record waits in its repartition topic the same way. `-1`
+//! disables idling. The oracle scenarios `task_idling_*` (compat/) check
+//! this against Kafka's driver.
+//!
+//! ```
+//! use std::time::Duration;
+//! use streams_core::serde::StringSerde;
+//! use streams_core::StreamsConfig;
+//! use streams_test::{KeyValue, TopologyTestDriver};
+//!
+//! let builder = streams_core::StreamsBuilder::new();
+//! let orders = builder.stream::<String, String>("orders");
+//! orders.merge(&builder.stream::<String, String>("payments")).to("events");
+//! let config = StreamsConfig::new("app").with_property("max.task.idle.ms", "1000");
+//! let driver = TopologyTestDriver::with_config(builder.build()?, config)?;
+//! let orders = driver.create_input_topic("orders", StringSerde, StringSerde);
+//! let payments = driver.create_input_topic("payments", StringSerde, StringSerde);
+//! let events = driver.create_output_topic("events", StringSerde, StringSerde);
+//! orders.pipe_key_value_at("o1", "ordered", 0);
+//! assert!(events.is_empty()); // "payments" has no record yet
+//! payments.pipe_key_value_at("o1", "paid", 5);
+//! assert_eq!(events.read_key_values_to_list(), [KeyValue::pair("o1", "ordered")]);
+//! driver.advance_wall_clock_time(Duration::from_secs(1)); // the idle deadline passes
+//! assert_eq!(events.read_key_values_to_list(), [KeyValue::pair("o1", "paid")]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Pipes that fail
 //! Piping to a topic that no source (and no global table) reads fails with
 //! [`StreamsError::UnknownTopic`](streams_core::StreamsError::UnknownTopic),

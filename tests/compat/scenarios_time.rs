@@ -24,6 +24,8 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(punctuate_stream_and_wall),
     scenario!(punctuate_scheduled_in_process),
     scenario!(processor_context_time),
+    scenario!(task_idling_two_inputs),
+    scenario!(task_idling_with_a_repartition_topic),
 ];
 
 /// Source(in) -> Sink(out).
@@ -321,6 +323,68 @@ fn processor_context_time() -> ScenarioResult {
     i.pipe_key_value_at("k3", "c", 50);
     i2.pipe_key_value_at("k4", "d", 1);
     i.pipe_key_value_at("k5", "e", 60);
+    g.output(&driver, "out");
+    g.finish(driver)
+}
+
+/// `max.task.idle.ms` as Kafka's driver honours it.
+fn idle_config(ms: i64) -> streams_core::StreamsConfig {
+    super::config().with_property("max.task.idle.ms", ms.to_string())
+}
+
+fn task_idling_two_inputs() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let obs = g.observer();
+    let seen = obs.clone();
+    let b = streams_core::StreamsBuilder::new();
+    let one = b.stream::<String, String>("input1");
+    let two = b.stream::<String, String>("input2");
+    one.merge(&two)
+        .peek(move |k, v| seen.push(format!("seen:{}={v}", show(k))))
+        .to("output");
+    let driver = g.start_with(b.build()?, idle_config(1000))?;
+    let (in1, in2) = (input(&driver, "input1"), input(&driver, "input2"));
+    obs.push("pipe input1 A@0");
+    in1.pipe_key_value_at("A", "alpha", 0);
+    advance(&obs, &driver, 1)?;
+    obs.push("pipe input2 B@5");
+    in2.pipe_key_value_at("B", "beta", 5);
+    advance(&obs, &driver, 998)?;
+    advance(&obs, &driver, 1)?;
+    obs.push("pipe input1 C@3");
+    in1.pipe_key_value_at("C", "gamma", 3);
+    obs.push("pipe input2 D@2");
+    in2.pipe_key_value_at("D", "delta", 2);
+    advance(&obs, &driver, 2000)?;
+    g.output(&driver, "output");
+    g.finish(driver)
+}
+
+fn task_idling_with_a_repartition_topic() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let obs = g.observer();
+    let seen = obs.clone();
+    let b = streams_core::StreamsBuilder::new();
+    b.stream::<String, String>("in")
+        .select_key(|_, v| v.clone())
+        .group_by_key()
+        .count()
+        .to_stream()
+        .map_values(|n| n.to_string())
+        .peek(move |k, v| seen.push(format!("seen:{}={v}", show(k))))
+        .to("out");
+    let driver = g.start_with(b.build()?, idle_config(100))?;
+    let i = input(&driver, "in");
+    obs.push("pipe a@0");
+    i.pipe_key_value_at("k1", "a", 0);
+    advance(&obs, &driver, 50)?;
+    obs.push("pipe b@1");
+    i.pipe_key_value_at("k2", "b", 1);
+    advance(&obs, &driver, 100)?;
+    advance(&obs, &driver, 100)?;
+    obs.push("pipe a@2");
+    i.pipe_key_value_at("k3", "a", 2);
+    advance(&obs, &driver, 100)?;
     g.output(&driver, "out");
     g.finish(driver)
 }

@@ -461,6 +461,19 @@ impl StreamTask {
         self.patterns.iter().map(|(_, p, _)| p.as_str()).collect()
     }
 
+    /// The pattern (as written) through which a source reads `topic`, when
+    /// no source names it: Kafka's driver queues every topic of a pattern
+    /// in one partition named after the pattern.
+    pub fn source_pattern_of(&self, topic: &str) -> Option<&str> {
+        if self.sources.iter().any(|(t, _)| &**t == topic) {
+            return None;
+        }
+        self.patterns
+            .iter()
+            .find(|(p, _, _)| p.is_match(topic))
+            .map(|(_, written, _)| written.as_str())
+    }
+
     /// The fixed topics sinks write to, by full name.
     pub fn sink_topics(&self) -> &[String] {
         &self.sink_topics

@@ -288,4 +288,69 @@ final class TimeScenarios {
         in.pipeInput("k5", "e", 60L);
         g.output("out");
     }
+
+    /** Observes each record reaching the sink's parent: "seen:<key>=<value>". */
+    private static org.apache.kafka.streams.kstream.ForeachAction<String, String> seen(final Golden g) {
+        return (k, v) -> g.observe("seen:" + k + "=" + v);
+    }
+
+    /**
+     * Kafka's TopologyTestDriverTest.shouldRespectTaskIdling with max.task.idle.ms = 1000: a
+     * record waits while the task's other input is empty, until both inputs have records or the
+     * wall clock passes the idle deadline.
+     */
+    @Scenario
+    static void task_idling_two_inputs(final Golden g) {
+        final org.apache.kafka.streams.StreamsBuilder b = new org.apache.kafka.streams.StreamsBuilder();
+        final org.apache.kafka.streams.kstream.KStream<String, String> one = b.stream("input1");
+        final org.apache.kafka.streams.kstream.KStream<String, String> two = b.stream("input2");
+        one.merge(two).peek(seen(g)).to("output");
+        g.start(b.build(), p -> p.put(org.apache.kafka.streams.StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, 1000L));
+        final TestInputTopic<String, String> in1 = g.input("input1");
+        final TestInputTopic<String, String> in2 = g.input("input2");
+        g.observe("pipe input1 A@0");
+        in1.pipeInput("A", "alpha", 0L);
+        advance(g, 1);
+        g.observe("pipe input2 B@5");
+        in2.pipeInput("B", "beta", 5L);
+        advance(g, 998);
+        advance(g, 1);
+        g.observe("pipe input1 C@3");
+        in1.pipeInput("C", "gamma", 3L);
+        g.observe("pipe input2 D@2");
+        in2.pipeInput("D", "delta", 2L);
+        advance(g, 2000);
+        g.output("output");
+    }
+
+    /**
+     * max.task.idle.ms = 100 with a repartition topic: the driver runs one task over every
+     * source topic, the repartition topic included, so a re-keyed record waits in it until the
+     * wall clock passes the deadline (or the other input has records).
+     */
+    @Scenario
+    static void task_idling_with_a_repartition_topic(final Golden g) {
+        final org.apache.kafka.streams.StreamsBuilder b = new org.apache.kafka.streams.StreamsBuilder();
+        b.<String, String>stream("in")
+            .selectKey((k, v) -> v)
+            .groupByKey()
+            .count()
+            .toStream()
+            .mapValues(String::valueOf)
+            .peek(seen(g))
+            .to("out");
+        g.start(b.build(), p -> p.put(org.apache.kafka.streams.StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, 100L));
+        final TestInputTopic<String, String> in = g.input("in");
+        g.observe("pipe a@0");
+        in.pipeInput("k1", "a", 0L);
+        advance(g, 50);
+        g.observe("pipe b@1");
+        in.pipeInput("k2", "b", 1L);
+        advance(g, 100);
+        advance(g, 100);
+        g.observe("pipe a@2");
+        in.pipeInput("k3", "a", 2L);
+        advance(g, 100);
+        g.output("out");
+    }
 }
