@@ -104,6 +104,19 @@ pub enum TopologyError {
         /// The name used twice.
         name: String,
     },
+    /// A record was piped to a topic that the name of a source topic
+    /// matches when read as a regex (Kafka's driver refuses it: "Topology
+    /// add source of type String for topic: .. cannot contain regex
+    /// pattern for input record topic: ..").
+    #[error(
+        "source topic `{source_topic}` cannot contain regex pattern for input record topic `{topic}`: its name, read as a regex, matches it; pipe to `{source_topic}` itself, or read `{topic}` with a pattern source"
+    )]
+    SourceTopicMatchesAsRegex {
+        /// The source topic named in the topology.
+        source_topic: String,
+        /// The topic piped to.
+        topic: String,
+    },
     /// A node name was empty.
     #[error("a node name must not be empty")]
     EmptyName,
@@ -849,6 +862,7 @@ mod tests {
             TopologyError::NoParent { .. } => "NoParent",
             TopologyError::SinkAsParent { .. } => "SinkAsParent",
             TopologyError::NoSource => "NoSource",
+            TopologyError::SourceTopicMatchesAsRegex { .. } => "SourceTopicMatchesAsRegex",
             TopologyError::NoTopic { .. } => "NoTopic",
             TopologyError::EmptyTopic { .. } => "EmptyTopic",
             TopologyError::TopicAlreadyRead { .. } => "TopicAlreadyRead",
@@ -881,6 +895,10 @@ mod tests {
                 parent: s("sink"),
             },
             TopologyError::NoSource,
+            TopologyError::SourceTopicMatchesAsRegex {
+                source_topic: s("orders.v1"),
+                topic: s("ordersXv1"),
+            },
             TopologyError::NoTopic {
                 kind: "source",
                 node: s("n"),
@@ -1147,6 +1165,7 @@ mod tests {
         Topology::NoParent: node `n` has no parent; a processor or sink needs at least one
         Topology::SinkAsParent: node `n` names sink `sink` as its parent; a sink cannot have children
         Topology::NoSource: the topology has no source; add one with `add_source` or `StreamsBuilder::stream`
+        Topology::SourceTopicMatchesAsRegex: source topic `orders.v1` cannot contain regex pattern for input record topic `ordersXv1`: its name, read as a regex, matches it; pipe to `orders.v1` itself, or read `ordersXv1` with a pattern source
         Topology::NoTopic: source `n` has no topic; give it at least one topic name
         Topology::EmptyTopic: node `n` names an empty topic; topic names must not be empty
         Topology::TopicAlreadyRead: topic `t` is already read by source `src`; a topic can be read by one source only

@@ -138,6 +138,13 @@ impl DriverState {
         if let Some(i) = self.queues.iter().position(|q| &*q.topic == topic) {
             return self.pipe_to_queue(i, record);
         }
+        if let Some(source) = self.task.source_name_read_as_regex(topic) {
+            return Err(streams_core::TopologyError::SourceTopicMatchesAsRegex {
+                source_topic: source.to_owned(),
+                topic: topic.to_owned(),
+            }
+            .into());
+        }
         if self.task.reads_global(topic) {
             if record.timestamp < 0 {
                 return Err(StreamsError::NegativeTimestamp {

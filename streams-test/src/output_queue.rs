@@ -316,6 +316,7 @@ impl OutputQueue {
     }
 
     /// Forgets every unread record.
+    #[cfg(test)]
     pub(crate) fn clear(&mut self) {
         self.records.clear();
         self.packed.clear();

@@ -194,6 +194,9 @@ pub(crate) enum ErrorKind {
     ProcessingFailure,
     /// A sink could not serialize a record (Java: `StreamsException: Unable to serialize record. ..`).
     ProductionFailure,
+    /// A source topic's name matched the piped topic as a regex (Java:
+    /// `TopologyException: Invalid topology: Topology add source of type String for topic: ..`).
+    SourceTopicMatchesAsRegex,
     /// Anything else, with its text.
     Other(String),
 }
@@ -209,6 +212,9 @@ impl ErrorKind {
                 ErrorKind::ProcessingFailure
             }
             StreamsError::ProductionFailed { .. } => ErrorKind::ProductionFailure,
+            StreamsError::Topology(streams_core::TopologyError::SourceTopicMatchesAsRegex {
+                ..
+            }) => ErrorKind::SourceTopicMatchesAsRegex,
             other => ErrorKind::Other(format!("{other:?}")),
         }
     }
@@ -225,6 +231,10 @@ impl ErrorKind {
             ErrorKind::ProcessingFailure
         } else if text.starts_with("StreamsException: Unable to serialize record.") {
             ErrorKind::ProductionFailure
+        } else if text.starts_with(
+            "TopologyException: Invalid topology: Topology add source of type String for topic: ",
+        ) {
+            ErrorKind::SourceTopicMatchesAsRegex
         } else {
             ErrorKind::Other(text.to_owned())
         }

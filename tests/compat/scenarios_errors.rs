@@ -16,6 +16,8 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(deserialization_error),
     scenario!(negative_timestamp_error),
     scenario!(user_exception_error),
+    scenario!(no_source_unknown_topic_error),
+    scenario!(source_name_with_regex_characters_error),
 ];
 
 fn unknown_topic_error() -> ScenarioResult {
@@ -94,6 +96,31 @@ fn user_exception_error() -> ScenarioResult {
     let i = input(&driver, "in");
     i.pipe_key_value_at("k1", "a", 0);
     g.expect_error(i.try_pipe_record(TestRecord::key_value("k2", "boom").at(1)));
+    g.output(&driver, "out");
+    g.finish(driver)
+}
+
+/// An empty topology: the driver starts, piping fails as to an unknown topic.
+fn no_source_unknown_topic_error() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let driver = g.start(StreamsBuilder::new().build()?)?;
+    let i = input(&driver, "in");
+    g.expect_error(i.try_pipe_record(TestRecord::key_value("k1", "a").at(0)));
+    g.finish(driver)
+}
+
+/// A source named `orders.v1`: piping to `ordersXv1`, which the name
+/// matches as a regex, is refused with Kafka's error.
+fn source_name_with_regex_characters_error() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    b.stream::<S, S>("orders.v1").to("out");
+    let driver = g.start(b.build()?)?;
+    let named = input(&driver, "orders.v1");
+    let other = input(&driver, "ordersXv1");
+    named.pipe_key_value_at("k1", "a", 0);
+    g.expect_error(other.try_pipe_record(TestRecord::key_value("k2", "b").at(1)));
+    named.pipe_key_value_at("k3", "c", 2);
     g.output(&driver, "out");
     g.finish(driver)
 }

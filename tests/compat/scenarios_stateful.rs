@@ -33,6 +33,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(table_group_by_aggregate),
     scenario!(to_table_plain_and_named_materialized),
     scenario!(to_table_after_key_change),
+    scenario!(anonymous_materialized_takes_a_number),
 ];
 
 /// The changelog topic of `store`, as the driver names it.
@@ -386,5 +387,33 @@ fn to_table_after_key_change() -> ScenarioResult {
     g.output(&driver, "out");
     g.output(&driver, &repartition("KSTREAM-TOTABLE-0000000003"));
     g.output(&driver, &changelog("by-initial"));
+    g.finish(driver)
+}
+
+/// An anonymous `Materialized` (serdes only) on a table filter and on a
+/// count takes a store number; the filter builds no store.
+fn anonymous_materialized_takes_a_number() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    b.table::<S, S>("t")
+        .filter_with(
+            |_, v| !v.is_empty(),
+            Materialized::with(StringSerde, StringSerde),
+        )
+        .map_values(|_, v| format!("{v}!"))
+        .to_stream()
+        .to("out-table");
+    b.stream::<S, S>("s")
+        .group_by_key()
+        .count_with(Materialized::with(StringSerde, I64Serde))
+        .to_stream()
+        .to_with("out-count", Produced::with(StringSerde, I64Serde));
+    let driver = g.start(b.build()?)?;
+    input(&driver, "t").pipe_key_value_at("a", "x", 0);
+    input(&driver, "t").pipe_key_value_at("b", "", 1);
+    input(&driver, "s").pipe_key_value_at("a", "1", 2);
+    input(&driver, "s").pipe_key_value_at("a", "2", 3);
+    g.output(&driver, "out-table");
+    g.output_as(&driver, "out-count", StringSerde, I64Serde);
     g.finish(driver)
 }

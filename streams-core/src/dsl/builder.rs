@@ -320,7 +320,11 @@ impl StreamsBuilder {
     /// The topology built so far.
     ///
     /// # Errors
-    /// The first error any operator met, or [`TopologyError::NoSource`](crate::TopologyError::NoSource).
+    /// The first error any operator met; co-partitioned repartition topics
+    /// given different partition counts. A builder without sources builds
+    /// an empty topology, as Kafka's does (a `TopologyTestDriver` runs it
+    /// and refuses every pipe as to an unknown topic; `KafkaStreams`
+    /// refuses it with [`TopologyError::NoSource`](crate::TopologyError::NoSource)).
     pub fn build(&self) -> Result<Topology> {
         let mut inner = self.inner.borrow_mut();
         if let Some(e) = inner.error.take() {
@@ -330,7 +334,6 @@ impl StreamsBuilder {
             });
             return Err(e);
         }
-        inner.topology.validate()?;
         inner.topology.validate_copartition()?;
         Ok(inner.topology.clone())
     }

@@ -241,11 +241,21 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count(self) -> KTable<K, i64> {
-        self.count_with(Materialized::default())
+        self.count_impl(Materialized::default())
     }
 
-    /// As [`KGroupedStream::count`], with the store from `materialized`.
+    /// As [`KGroupedStream::count`], with the store from `materialized`. A
+    /// `Materialized` without a name takes one more store number than
+    /// `count()`, as Kafka's `count(Materialized)` does (its store is still
+    /// generated).
     pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<K, i64> {
+        if materialized.name.is_none() {
+            self.stream.builder().new_store_name("KSTREAM-AGGREGATE-");
+        }
+        self.count_impl(materialized)
+    }
+
+    fn count_impl(self, materialized: Materialized<K, i64>) -> KTable<K, i64> {
         let materialized = match materialized.value_serde {
             Some(_) => materialized,
             None => materialized.with_value_serde(I64Serde),

@@ -207,18 +207,28 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             .with_store(store_name)
     }
 
+    /// The store a table operation keeps its result in, and the value
+    /// serde `materialized` gives: as Kafka's `filter` and `mapValues`, a
+    /// `Materialized` with a name gives a store; one without (serdes only)
+    /// takes a store number of the counter and gives no store.
     fn store_for<VR: 'static>(
         &self,
         prefix: &str,
         materialized: Option<Materialized<K, VR>>,
-    ) -> Option<(String, Materialized<K, VR>)> {
-        materialized.map(|m| {
-            let name = match &m.name {
-                Some(n) => n.clone(),
-                None => self.builder.new_store_name(prefix),
-            };
-            (name, m)
-        })
+    ) -> (Option<(String, Materialized<K, VR>)>, Option<SerdeRef<VR>>) {
+        match materialized {
+            None => (None, None),
+            Some(m) => {
+                let serde = m.value_serde.clone();
+                match m.name.clone() {
+                    Some(name) => (Some((name, m)), serde),
+                    None => {
+                        self.builder.new_store_name(prefix);
+                        (None, serde)
+                    }
+                }
+            }
+        }
     }
 
     fn filter_impl(
@@ -227,7 +237,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         keep_when: bool,
         materialized: Option<Materialized<K, V>>,
     ) -> Self {
-        let store = self.store_for("KTABLE-FILTER-", materialized);
+        let (store, given_serde) = self.store_for("KTABLE-FILTER-", materialized);
         let name = self.take_name_and_number("KTABLE-FILTER-");
         let predicate: Rc<dyn Fn(&K, &V) -> bool> = Rc::new(predicate);
         let p = predicate.clone();
@@ -240,7 +250,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             });
             (stores, g)
         });
-        let vs = self.value_serde.clone();
+        let vs = given_serde.or_else(|| self.value_serde.clone());
         self.add_table_op(
             name,
             move |send_old, store| TableFilter {
@@ -288,7 +298,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         self.filter_impl(predicate, true, None)
     }
 
-    /// As [`KTable::filter`], keeping the result in a store.
+    /// As [`KTable::filter`], keeping the result in a store when
+    /// `materialized` has a name (Kafka's: a `Materialized` of serdes only
+    /// takes a store number and builds no store).
     #[must_use]
     pub fn filter_with(
         self,
@@ -321,7 +333,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         mapper: impl Fn(&K, &V) -> VR + 'static,
         materialized: Option<Materialized<K, VR>>,
     ) -> KTable<K, VR> {
-        let store = self.store_for("KTABLE-MAPVALUES-", materialized);
+        let (store, given_serde) = self.store_for("KTABLE-MAPVALUES-", materialized);
         let name = self.take_name_and_number("KTABLE-MAPVALUES-");
         let mapper: Rc<dyn Fn(&K, &V) -> VR> = Rc::new(mapper);
         let m = mapper.clone();
@@ -333,7 +345,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 Rc::new(move |lookup, key| Ok(inner(lookup, key)?.map(|(v, ts)| (m(key, &v), ts))));
             (stores, g)
         });
-        let vs = store.as_ref().and_then(|(_, m)| m.value_serde.clone());
+        let vs = given_serde;
         self.add_table_op(
             name,
             move |send_old, store| TableMapValues {

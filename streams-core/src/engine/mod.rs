@@ -257,7 +257,8 @@ impl StreamTask {
         wall_clock_ms: i64,
         shared_globals: Option<&GlobalStores>,
     ) -> Result<Self> {
-        topology.validate()?;
+        // A topology without sources makes a task that reads nothing, as
+        // Kafka's driver allows (the runtime refuses it: KafkaStreams::new).
         let handlers = Handlers::from_config(config)?;
         let task_id = format!("{}_{partition}", subtopology.map_or(0, |(s, _)| s));
         let members = subtopology.map(|(_, m)| m);
@@ -459,6 +460,23 @@ impl StreamTask {
     /// The source topic patterns, as written.
     pub fn source_patterns(&self) -> Vec<&str> {
         self.patterns.iter().map(|(_, p, _)| p.as_str()).collect()
+    }
+
+    /// A source topic named in the topology that, read as a regex,
+    /// matches `topic` without being `topic` (a name with a `.`, such as
+    /// `orders.v1` against `ordersXv1`): Kafka's driver refuses to pipe such
+    /// a topic (`validateSourceTopicNameRegexPattern`).
+    pub fn source_name_read_as_regex(&self, topic: &str) -> Option<&str> {
+        self.sources
+            .iter()
+            .map(|(name, _)| &**name)
+            .filter(|name| {
+                *name != topic
+                    && name.contains(['.', '*', '+', '?', '[', '(', '|', '^', '$', '\\', '{'])
+            })
+            .find(|name| {
+                regex::Regex::new(&format!("^(?:{name})$")).is_ok_and(|re| re.is_match(topic))
+            })
     }
 
     /// The pattern (as written) through which a source reads `topic`, when

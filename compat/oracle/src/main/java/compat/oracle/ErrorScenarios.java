@@ -89,4 +89,30 @@ final class ErrorScenarios {
         g.expectError(() -> in.pipeInput("k2", "boom", 1L));
         g.output("out");
     }
+
+    /** A topology without any source: the driver starts; piping fails with the unknown-topic error. */
+    @Scenario
+    static void no_source_unknown_topic_error(final Golden g) {
+        g.start(new StreamsBuilder().build());
+        final TestInputTopic<String, String> in = g.input("in");
+        g.expectError(() -> in.pipeInput("k1", "a", 0L));
+    }
+
+    /**
+     * A source named "orders.v1" (a plain name with a regex character): piping to "ordersXv1",
+     * which the name matches as a regex, fails with Kafka's TopologyException; piping to the
+     * named topic works.
+     */
+    @Scenario
+    static void source_name_with_regex_characters_error(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.<String, String>stream("orders.v1").to("out");
+        g.start(b.build());
+        final TestInputTopic<String, String> named = g.input("orders.v1");
+        final TestInputTopic<String, String> other = g.input("ordersXv1");
+        named.pipeInput("k1", "a", 0L);
+        g.expectError(() -> other.pipeInput("k2", "b", 1L));
+        named.pipeInput("k3", "c", 2L);
+        g.output("out");
+    }
 }

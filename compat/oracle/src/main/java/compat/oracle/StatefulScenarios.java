@@ -393,4 +393,31 @@ final class StatefulScenarios {
         g.output(repartition("KSTREAM-TOTABLE-0000000003"));
         g.output(changelog("by-initial"));
     }
+
+    /**
+     * Anonymous Materialized (serdes only) on a table filter and a count: each takes a store
+     * name number (Kafka's MaterializedInternal), the filter builds no store, the count keeps
+     * its generated store.
+     */
+    @Scenario
+    static void anonymous_materialized_takes_a_number(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.<String, String>table("t")
+            .filter((k, v) -> !v.isEmpty(), Materialized.with(Serdes.String(), Serdes.String()))
+            .mapValues(v -> v + "!")
+            .toStream()
+            .to("out-table");
+        b.<String, String>stream("s")
+            .groupByKey()
+            .count(Materialized.with(Serdes.String(), Serdes.Long()))
+            .toStream()
+            .to("out-count", Produced.with(Serdes.String(), Serdes.Long()));
+        g.start(b.build());
+        g.input("t").pipeInput("a", "x", 0L);
+        g.input("t").pipeInput("b", "", 1L);
+        g.input("s").pipeInput("a", "1", 2L);
+        g.input("s").pipeInput("a", "2", 3L);
+        g.output("out-table");
+        g.output("out-count", Kind.STRING, Kind.LONG);
+    }
 }
