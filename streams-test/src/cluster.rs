@@ -155,14 +155,7 @@ fn read_raw(cluster: &Cluster, topic: &str) -> Result<Option<Vec<RawRecord>>> {
                 r.value.map(|v| v.to_vec()),
                 r.timestamp,
             );
-            let mut headers = Headers::new();
-            for h in &r.headers {
-                match &h.value {
-                    Some(v) => headers.add(h.key.clone(), v.to_vec()),
-                    None => headers.add_null(h.key.clone()),
-                };
-            }
-            raw.headers = headers;
+            raw.headers = to_headers(&r.headers);
             out.push(raw);
         }
     }
@@ -346,23 +339,37 @@ fn read_topic_as<K: 'static, V: 'static>(
                     part,
                     reason,
                 };
+                let headers = to_headers(&r.headers);
                 let key = r
                     .key
                     .as_ref()
-                    .map(|k| key_serde.deserialize(topic, k))
+                    .map(|k| key_serde.deserialize_with_headers(topic, &headers, k))
                     .transpose()
                     .map_err(|e| deserialization(RecordPart::Key, e))?;
                 let value = r
                     .value
                     .as_ref()
-                    .map(|v| value_serde.deserialize(topic, v))
+                    .map(|v| value_serde.deserialize_with_headers(topic, &headers, v))
                     .transpose()
                     .map_err(|e| deserialization(RecordPart::Value, e))?;
                 let mut record = TestRecord::new(key, value);
                 record.timestamp = Some(r.timestamp);
+                record.headers = headers;
                 out.push(record);
             }
         }
     }
     Ok(out)
+}
+
+/// A cluster record's headers as the driver's.
+fn to_headers(from: &[streams_broker::record::Header]) -> Headers {
+    let mut headers = Headers::new();
+    for h in from {
+        match &h.value {
+            Some(v) => headers.add(h.key.clone(), v.to_vec()),
+            None => headers.add_null(h.key.clone()),
+        };
+    }
+    headers
 }

@@ -111,10 +111,13 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
             part,
             reason,
         };
+        // Serdes see (and may add to) the record's headers, as Kafka's
+        // `serialize(topic, headers, data)`.
+        let mut headers = record.headers;
         let key = match record.key {
             Some(k) => Some(
                 self.key_serde
-                    .serialize_owned(&self.topic, k)
+                    .serialize_owned_with_headers(&self.topic, &mut headers, k)
                     .map_err(|e| ser_err(RecordPart::Key, e))?,
             ),
             None => None,
@@ -122,12 +125,12 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
         let value = match record.value {
             Some(v) => Some(
                 self.value_serde
-                    .serialize_owned(&self.topic, v)
+                    .serialize_owned_with_headers(&self.topic, &mut headers, v)
                     .map_err(|e| ser_err(RecordPart::Value, e))?,
             ),
             None => None,
         };
-        Ok(RawRecord::new(key, value, timestamp).with_headers(record.headers))
+        Ok(RawRecord::new(key, value, timestamp).with_headers(headers))
     }
 
     /// Pipes a record and processes it, returning any error. A record

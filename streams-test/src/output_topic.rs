@@ -358,7 +358,7 @@ fn decode_view<K: 'static, V: 'static>(
     let key = match out.key {
         Some(b) => Some(
             key_serde
-                .deserialize(topic, b)
+                .deserialize_with_headers(topic, out.headers, b)
                 .map_err(|e| err(RecordPart::Key, e))?,
         ),
         None => None,
@@ -366,7 +366,7 @@ fn decode_view<K: 'static, V: 'static>(
     let value = match out.value {
         Some(b) => Some(
             value_serde
-                .deserialize(topic, b)
+                .deserialize_with_headers(topic, out.headers, b)
                 .map_err(|e| err(RecordPart::Value, e))?,
         ),
         None => None,

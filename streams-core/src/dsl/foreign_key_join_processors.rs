@@ -44,6 +44,15 @@ impl Serde<ResponseRecord> for ResponseRecordSerde {
         Ok(value.bytes)
     }
 
+    fn serialize_owned_with_headers(
+        &self,
+        topic: &str,
+        _headers: &mut crate::record::Headers,
+        value: ResponseRecord,
+    ) -> Result<Vec<u8>, SerdeError> {
+        self.serialize_owned(topic, value)
+    }
+
     fn deserialize(&self, _topic: &str, bytes: &[u8]) -> Result<ResponseRecord, SerdeError> {
         Ok(ResponseRecord {
             bytes: bytes.to_vec(),

@@ -592,7 +592,43 @@ impl MockSchemaRegistry {
     pub fn subjects(&self) -> Vec<String> {
         self.lock().subjects.keys().cloned().collect()
     }
+
+    /// The GUID of the schema with this id, as newer Confluent registries
+    /// give every schema (and as a schema id header carries it). This mock
+    /// derives it from the id: `00000000-0000-4000-8000-` and the id as 12
+    /// hex digits (a version-4 UUID layout, deterministic for tests).
+    ///
+    /// ```
+    /// use streams_core::serde::MockSchemaRegistry;
+    ///
+    /// let registry = MockSchemaRegistry::new();
+    /// let id = registry.register("t-value", &apache_avro::Schema::parse_str(r#""long""#)?)?;
+    /// let guid = registry.guid(id).expect("registered");
+    /// assert_eq!(guid[..8], [0, 0, 0, 0, 0, 0, 0x40, 0]);
+    /// assert_eq!(registry.id_by_guid(&guid), Some(id));
+    /// assert_eq!(registry.guid(99), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn guid(&self, id: u32) -> Option<[u8; 16]> {
+        self.lock().schema(id)?;
+        let mut guid = [0_u8; 16];
+        guid[6] = 0x40;
+        guid[8] = 0x80;
+        guid[12..].copy_from_slice(&id.to_be_bytes());
+        Some(guid)
+    }
+
+    /// The id of the schema with this GUID (see [`guid`](Self::guid)).
+    pub fn id_by_guid(&self, guid: &[u8; 16]) -> Option<u32> {
+        let id = u32::from_be_bytes([guid[12], guid[13], guid[14], guid[15]]);
+        (self.guid(id).as_ref() == Some(guid)).then_some(id)
+    }
 }
+
+/// Confluent's header of a key's schema id (`SchemaId.KEY_SCHEMA_ID_HEADER`).
+pub const KEY_SCHEMA_ID_HEADER: &str = "__key_schema_id";
+/// Confluent's header of a value's schema id (`SchemaId.VALUE_SCHEMA_ID_HEADER`).
+pub const VALUE_SCHEMA_ID_HEADER: &str = "__value_schema_id";
 
 impl From<&MockSchemaRegistry> for MockSchemaRegistry {
     fn from(registry: &MockSchemaRegistry) -> Self {
@@ -657,6 +693,7 @@ pub struct ConfluentAvroSerde<T> {
     schema_text: String,
     is_key: bool,
     auto_register: bool,
+    schema_id_in_header: bool,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -668,8 +705,92 @@ impl<T> ConfluentAvroSerde<T> {
             schema,
             is_key,
             auto_register: true,
+            schema_id_in_header: false,
             _type: PhantomData,
         }
+    }
+
+    /// Writes the schema id in a record header instead of before the
+    /// datum, as Confluent's `HeaderSchemaIdSerializer` does
+    /// (`value.schema.id.serializer`): the header [`VALUE_SCHEMA_ID_HEADER`]
+    /// (or [`KEY_SCHEMA_ID_HEADER`]) holds the magic byte `1` and the
+    /// schema's 16-byte GUID, and the data is the Avro datum alone. Reading
+    /// accepts both forms whatever this says (Confluent's
+    /// `DualSchemaIdDeserializer`): a schema id header (its GUID, or a
+    /// magic byte `0` and a 4-byte id) wins over the data's prefix.
+    ///
+    /// ```
+    /// use streams_core::serde::{ConfluentAvroSerde, MockSchemaRegistry, Serde, VALUE_SCHEMA_ID_HEADER};
+    /// use streams_core::Headers;
+    ///
+    /// let registry = MockSchemaRegistry::new();
+    /// let header_serde = ConfluentAvroSerde::<i64>::value_json(&registry, r#""long""#)?.with_schema_id_in_header(true);
+    /// let mut headers = Headers::new();
+    /// let bytes = header_serde.serialize_with_headers("t", &mut headers, &7)?;
+    /// assert_eq!(bytes, [14]); // the datum alone (zig-zag 7)
+    /// let header = headers.last(VALUE_SCHEMA_ID_HEADER).expect("written");
+    /// assert_eq!(header[0], 1); // a GUID
+    /// assert_eq!(&header[1..], registry.guid(1).expect("registered"));
+    /// // A prefix-writing serde reads it back through the header.
+    /// let prefix_serde = ConfluentAvroSerde::<i64>::value_json(&registry, r#""long""#)?;
+    /// assert_eq!(prefix_serde.deserialize_with_headers("t", &headers, &bytes)?, 7);
+    /// // Without headers there is nowhere to write the id.
+    /// assert!(header_serde.serialize("t", &7).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_schema_id_in_header(mut self, in_header: bool) -> Self {
+        self.schema_id_in_header = in_header;
+        self
+    }
+
+    fn id_header(&self) -> &'static str {
+        if self.is_key {
+            KEY_SCHEMA_ID_HEADER
+        } else {
+            VALUE_SCHEMA_ID_HEADER
+        }
+    }
+
+    /// The writer's schema id a schema id header names (Confluent's
+    /// `SchemaId.fromBytes`: magic byte `0` and a 4-byte id, or `1` and a
+    /// 16-byte GUID).
+    fn id_from_header(&self, header: &[u8]) -> Result<u32, SerdeError> {
+        let name = self.id_header();
+        match header.split_first() {
+            Some((0, id)) if id.len() >= 4 => Ok(u32::from_be_bytes([id[0], id[1], id[2], id[3]])),
+            Some((1, guid)) if guid.len() >= 16 => {
+                let mut g = [0_u8; 16];
+                g.copy_from_slice(&guid[..16]);
+                self.registry.id_by_guid(&g).ok_or_else(|| {
+                    SerdeError::new(format!(
+                        "the schema GUID in header `{name}` is not registered in the schema registry"
+                    ))
+                })
+            }
+            Some((magic @ (0 | 1), _)) => Err(SerdeError::new(format!(
+                "header `{name}` with magic byte {magic} is {} bytes long, too short for its schema id",
+                header.len()
+            ))),
+            Some((magic, _)) => Err(SerdeError::new(format!(
+                "unknown magic byte {magic} in header `{name}`; expected 0 (an id) or 1 (a GUID)"
+            ))),
+            None => Err(SerdeError::new(format!("header `{name}` is empty"))),
+        }
+    }
+
+    fn decode_with(&self, id: u32, datum: &[u8]) -> Result<T, SerdeError>
+    where
+        T: DeserializeOwned,
+    {
+        let writer = self.registry.schema_arc(id).ok_or_else(|| {
+            SerdeError::new(format!(
+                "schema id {id} is not registered in the schema registry"
+            ))
+        })?;
+        decode(&writer, Some(&self.schema), datum, || {
+            format!("schema id {id} ({})", schema_label(&writer))
+        })
     }
 
     /// A serde for record values, with subject `<topic>-value`, writing and
@@ -767,6 +888,7 @@ impl<T> Clone for ConfluentAvroSerde<T> {
             schema_text: self.schema_text.clone(),
             is_key: self.is_key,
             auto_register: self.auto_register,
+            schema_id_in_header: self.schema_id_in_header,
             _type: PhantomData,
         }
     }
@@ -778,12 +900,53 @@ impl<T> fmt::Debug for ConfluentAvroSerde<T> {
             .field("part", &if self.is_key { "key" } else { "value" })
             .field("schema", &schema_text(&self.schema))
             .field("auto_register", &self.auto_register)
+            .field("schema_id_in_header", &self.schema_id_in_header)
             .finish()
     }
 }
 
 impl<T: Serialize + DeserializeOwned + 'static> Serde<T> for ConfluentAvroSerde<T> {
+    fn serialize_with_headers(
+        &self,
+        topic: &str,
+        headers: &mut crate::record::Headers,
+        value: &T,
+    ) -> Result<Vec<u8>, SerdeError> {
+        if !self.schema_id_in_header {
+            return self.serialize(topic, value);
+        }
+        let datum = encode(&self.schema, value)?;
+        let id = self.schema_id(topic)?;
+        let guid = self.registry.guid(id).ok_or_else(|| {
+            SerdeError::new(format!("schema id {id} has no GUID in the schema registry"))
+        })?;
+        let mut header = Vec::with_capacity(17);
+        header.push(1);
+        header.extend_from_slice(&guid);
+        headers.add(self.id_header(), header);
+        Ok(datum)
+    }
+
+    fn deserialize_with_headers(
+        &self,
+        topic: &str,
+        headers: &crate::record::Headers,
+        bytes: &[u8],
+    ) -> Result<T, SerdeError> {
+        match headers.last(self.id_header()) {
+            Some(header) => self.decode_with(self.id_from_header(header)?, bytes),
+            None => self.deserialize(topic, bytes),
+        }
+    }
+
     fn serialize(&self, topic: &str, value: &T) -> Result<Vec<u8>, SerdeError> {
+        if self.schema_id_in_header {
+            return Err(SerdeError::new(format!(
+                "this serde writes the schema id in header `{}`, and no headers were given; \
+                 serialize with serialize_with_headers",
+                self.id_header()
+            )));
+        }
         let datum = encode(&self.schema, value)?;
         let id = self.schema_id(topic)?;
         let mut bytes = Vec::with_capacity(HEADER_LEN + datum.len());
@@ -807,13 +970,6 @@ impl<T: Serialize + DeserializeOwned + 'static> Serde<T> for ConfluentAvroSerde<
             )));
         };
         let id = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let writer = self.registry.schema_arc(id).ok_or_else(|| {
-            SerdeError::new(format!(
-                "schema id {id} is not registered in the schema registry"
-            ))
-        })?;
-        decode(&writer, Some(&self.schema), datum, || {
-            format!("schema id {id} ({})", schema_label(&writer))
-        })
+        self.decode_with(id, datum)
     }
 }

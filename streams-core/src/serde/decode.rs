@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use super::Serde;
 use crate::error::{RecordPart, StreamsError};
-use crate::record::RecordMetadata;
+use crate::record::{Headers, RecordMetadata};
 
 /// Where a serialized record was read, which a decoding error names.
 #[derive(Debug, Clone, Copy)]
@@ -31,8 +31,9 @@ impl<'a> From<&'a RecordMetadata> for ReadAt<'a> {
 
 impl ReadAt<'_> {
     /// Decodes the `part` (key or value) bytes of the record read here
-    /// with `serde`. Owned bytes go to [`Serde::deserialize_owned`] (a
-    /// serde may keep the buffer), borrowed ones to [`Serde::deserialize`].
+    /// with `serde`, which sees the record's `headers`. Owned bytes go to
+    /// [`Serde::deserialize_owned_with_headers`] (a serde may keep the
+    /// buffer), borrowed ones to [`Serde::deserialize_with_headers`].
     ///
     /// # Errors
     /// [`StreamsError::Deserialization`] naming the record and the part.
@@ -41,10 +42,11 @@ impl ReadAt<'_> {
         serde: &(impl Serde<T> + ?Sized),
         bytes: impl Into<Cow<'b, [u8]>>,
         part: RecordPart,
+        headers: &Headers,
     ) -> Result<T, StreamsError> {
         match bytes.into() {
-            Cow::Owned(bytes) => serde.deserialize_owned(self.topic, bytes),
-            Cow::Borrowed(bytes) => serde.deserialize(self.topic, bytes),
+            Cow::Owned(bytes) => serde.deserialize_owned_with_headers(self.topic, headers, bytes),
+            Cow::Borrowed(bytes) => serde.deserialize_with_headers(self.topic, headers, bytes),
         }
         .map_err(|reason| StreamsError::Deserialization {
             topic: self.topic.to_owned(),
@@ -69,15 +71,25 @@ mod tests {
 
     #[test]
     fn owned_and_borrowed_bytes_decode_alike() {
-        let owned = AT.decode(&StringSerde, b"abc".to_vec(), RecordPart::Key);
-        let borrowed = AT.decode(&StringSerde, &b"abc"[..], RecordPart::Key);
+        let owned = AT.decode(
+            &StringSerde,
+            b"abc".to_vec(),
+            RecordPart::Key,
+            &Headers::new(),
+        );
+        let borrowed = AT.decode(&StringSerde, &b"abc"[..], RecordPart::Key, &Headers::new());
         assert_eq!(owned.ok().as_deref(), Some("abc"));
         assert_eq!(borrowed.ok().as_deref(), Some("abc"));
     }
 
     #[test]
     fn a_failure_names_the_record_and_the_part() {
-        let err = AT.decode(&I64Serde, &[1_u8, 2, 3][..], RecordPart::Value);
+        let err = AT.decode(
+            &I64Serde,
+            &[1_u8, 2, 3][..],
+            RecordPart::Value,
+            &Headers::new(),
+        );
         assert!(matches!(
             &err,
             Err(StreamsError::Deserialization { topic, partition: 2, offset: 41, part: RecordPart::Value, .. })

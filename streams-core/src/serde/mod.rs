@@ -10,6 +10,14 @@
 //! A `None` key or value is never passed to a serde: the engine writes and
 //! reads it as a null without asking the serde, as Kafka does.
 //!
+//! Serdes see the record's headers, as Kafka's `serialize(topic, headers,
+//! data)` and `deserialize(topic, headers, data)` do: sources call
+//! [`Serde::deserialize_owned_with_headers`], sinks
+//! [`Serde::serialize_owned_with_headers`] (which may add headers); the
+//! defaults ignore the headers. [`ConfluentAvroSerde`] uses them for the
+//! schema id in a header (`__value_schema_id`), as newer Confluent serdes
+//! can.
+//!
 //! ```
 //! use streams_core::serde::{I64Serde, Serde, StringSerde};
 //!
@@ -25,6 +33,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::error::SerdeError;
+use crate::record::Headers;
 
 mod avro;
 mod decode;
@@ -32,7 +41,9 @@ mod json;
 #[cfg(test)]
 mod tests;
 
-pub use avro::{AvroSerde, ConfluentAvroSerde, MockSchemaRegistry};
+pub use avro::{
+    AvroSerde, ConfluentAvroSerde, KEY_SCHEMA_ID_HEADER, MockSchemaRegistry, VALUE_SCHEMA_ID_HEADER,
+};
 pub(crate) use decode::ReadAt;
 pub use json::JsonSerde;
 
@@ -82,6 +93,100 @@ pub trait Serde<T>: Send + Sync + 'static {
         self.deserialize(topic, &bytes)
     }
 
+    /// As [`serialize`](Serde::serialize), seeing the record's headers,
+    /// which it may add to (Kafka's `serialize(topic, headers, data)`; a
+    /// Confluent serde can put the schema id in a header). Sinks call this
+    /// one (through [`serialize_owned_with_headers`](Serde::serialize_owned_with_headers)).
+    /// The default ignores the headers and calls `serialize`.
+    ///
+    /// ```
+    /// use streams_core::serde::{Serde, SerdeError, StringSerde};
+    /// use streams_core::Headers;
+    ///
+    /// /// Upper-case text that says so in a header.
+    /// struct Shouting;
+    /// impl Serde<String> for Shouting {
+    ///     fn serialize(&self, topic: &str, v: &String) -> Result<Vec<u8>, SerdeError> {
+    ///         StringSerde.serialize(topic, &v.to_uppercase())
+    ///     }
+    ///     fn deserialize(&self, topic: &str, bytes: &[u8]) -> Result<String, SerdeError> {
+    ///         StringSerde.deserialize(topic, bytes)
+    ///     }
+    ///     fn serialize_with_headers(&self, topic: &str, headers: &mut Headers, v: &String) -> Result<Vec<u8>, SerdeError> {
+    ///         headers.add("case", "upper");
+    ///         self.serialize(topic, v)
+    ///     }
+    /// }
+    /// let mut headers = Headers::new();
+    /// assert_eq!(Shouting.serialize_owned_with_headers("t", &mut headers, "hi".to_string())?, b"HI");
+    /// assert_eq!(headers.last("case"), Some(&b"upper"[..]));
+    /// assert_eq!(StringSerde.serialize_with_headers("t", &mut headers, &"hi".to_string())?, b"hi");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`serialize`](Serde::serialize).
+    fn serialize_with_headers(
+        &self,
+        topic: &str,
+        headers: &mut Headers,
+        value: &T,
+    ) -> Result<Vec<u8>, SerdeError> {
+        let _ = headers;
+        self.serialize(topic, value)
+    }
+
+    /// As [`deserialize`](Serde::deserialize), seeing the record's headers
+    /// (Kafka's `deserialize(topic, headers, data)`). Sources call this
+    /// one (through [`deserialize_owned_with_headers`](Serde::deserialize_owned_with_headers)).
+    /// The default ignores the headers and calls `deserialize`.
+    ///
+    /// # Errors
+    /// As [`deserialize`](Serde::deserialize).
+    fn deserialize_with_headers(
+        &self,
+        topic: &str,
+        headers: &Headers,
+        bytes: &[u8],
+    ) -> Result<T, SerdeError> {
+        let _ = headers;
+        self.deserialize(topic, bytes)
+    }
+
+    /// As [`serialize_with_headers`](Serde::serialize_with_headers), for a
+    /// value the caller no longer needs. The default calls
+    /// `serialize_with_headers`, so a serde that uses headers sees them on
+    /// every path; a serde with an owned fast path that ignores headers
+    /// (the built-in string and bytes serdes) overrides it to call
+    /// [`serialize_owned`](Serde::serialize_owned).
+    ///
+    /// # Errors
+    /// As [`serialize`](Serde::serialize).
+    fn serialize_owned_with_headers(
+        &self,
+        topic: &str,
+        headers: &mut Headers,
+        value: T,
+    ) -> Result<Vec<u8>, SerdeError> {
+        self.serialize_with_headers(topic, headers, &value)
+    }
+
+    /// As [`deserialize_with_headers`](Serde::deserialize_with_headers),
+    /// for bytes the caller no longer needs. The default calls
+    /// `deserialize_with_headers`; see
+    /// [`serialize_owned_with_headers`](Serde::serialize_owned_with_headers).
+    ///
+    /// # Errors
+    /// As [`deserialize`](Serde::deserialize).
+    fn deserialize_owned_with_headers(
+        &self,
+        topic: &str,
+        headers: &Headers,
+        bytes: Vec<u8>,
+    ) -> Result<T, SerdeError> {
+        self.deserialize_with_headers(topic, headers, &bytes)
+    }
+
     /// For a serde of windowed keys, the bytes of the key inside the
     /// window (Kafka's `WindowedSerializer.serializeBaseKey`): a DSL sink
     /// without a stream partitioner partitions windowed keys by them, as
@@ -106,6 +211,38 @@ impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
     }
     fn deserialize_owned(&self, topic: &str, bytes: Vec<u8>) -> Result<T, SerdeError> {
         (**self).deserialize_owned(topic, bytes)
+    }
+    fn serialize_with_headers(
+        &self,
+        topic: &str,
+        headers: &mut Headers,
+        value: &T,
+    ) -> Result<Vec<u8>, SerdeError> {
+        (**self).serialize_with_headers(topic, headers, value)
+    }
+    fn deserialize_with_headers(
+        &self,
+        topic: &str,
+        headers: &Headers,
+        bytes: &[u8],
+    ) -> Result<T, SerdeError> {
+        (**self).deserialize_with_headers(topic, headers, bytes)
+    }
+    fn serialize_owned_with_headers(
+        &self,
+        topic: &str,
+        headers: &mut Headers,
+        value: T,
+    ) -> Result<Vec<u8>, SerdeError> {
+        (**self).serialize_owned_with_headers(topic, headers, value)
+    }
+    fn deserialize_owned_with_headers(
+        &self,
+        topic: &str,
+        headers: &Headers,
+        bytes: Vec<u8>,
+    ) -> Result<T, SerdeError> {
+        (**self).deserialize_owned_with_headers(topic, headers, bytes)
     }
     fn serialize_base_key(&self, topic: &str, value: &T) -> Option<Result<Vec<u8>, SerdeError>> {
         (**self).serialize_base_key(topic, value)
@@ -135,6 +272,22 @@ impl Serde<String> for StringSerde {
     fn deserialize_owned(&self, _topic: &str, bytes: Vec<u8>) -> Result<String, SerdeError> {
         String::from_utf8(bytes).map_err(|e| not_utf8(e.utf8_error()))
     }
+    fn serialize_owned_with_headers(
+        &self,
+        topic: &str,
+        _headers: &mut Headers,
+        value: String,
+    ) -> Result<Vec<u8>, SerdeError> {
+        self.serialize_owned(topic, value)
+    }
+    fn deserialize_owned_with_headers(
+        &self,
+        topic: &str,
+        _headers: &Headers,
+        bytes: Vec<u8>,
+    ) -> Result<String, SerdeError> {
+        self.deserialize_owned(topic, bytes)
+    }
 }
 
 fn not_utf8(e: std::str::Utf8Error) -> SerdeError {
@@ -159,6 +312,22 @@ impl Serde<Vec<u8>> for BytesSerde {
     }
     fn deserialize_owned(&self, _topic: &str, bytes: Vec<u8>) -> Result<Vec<u8>, SerdeError> {
         Ok(bytes)
+    }
+    fn serialize_owned_with_headers(
+        &self,
+        topic: &str,
+        _headers: &mut Headers,
+        value: Vec<u8>,
+    ) -> Result<Vec<u8>, SerdeError> {
+        self.serialize_owned(topic, value)
+    }
+    fn deserialize_owned_with_headers(
+        &self,
+        topic: &str,
+        _headers: &Headers,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>, SerdeError> {
+        self.deserialize_owned(topic, bytes)
     }
 }
 

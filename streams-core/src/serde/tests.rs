@@ -1196,3 +1196,67 @@ fn reader_schema_with_added_field_without_default_is_an_error() {
         "{message}"
     );
 }
+
+/// Confluent's schema id header: written with a GUID by a header serde,
+/// read by any serde (a header, as an id or a GUID, wins over the prefix);
+/// each malformed header is a clear error.
+#[test]
+fn confluent_schema_id_header() {
+    let registry = MockSchemaRegistry::new();
+    let long = r#""long""#;
+    let writer = ConfluentAvroSerde::<i64>::key_json(&registry, long)
+        .expect("schema")
+        .with_schema_id_in_header(true);
+    let reader = ConfluentAvroSerde::<i64>::key_json(&registry, long).expect("schema");
+    let mut headers = crate::record::Headers::new();
+    let datum = writer
+        .serialize_with_headers("t", &mut headers, &-1)
+        .expect("writes");
+    assert_eq!(datum, [1]); // zig-zag -1
+    let header = headers
+        .last(KEY_SCHEMA_ID_HEADER)
+        .expect("key header")
+        .to_vec();
+    assert_eq!(header.len(), 17);
+    assert_eq!(headers.last(VALUE_SCHEMA_ID_HEADER), None);
+    assert_eq!(
+        reader.deserialize_with_headers("t", &headers, &datum).ok(),
+        Some(-1)
+    );
+    // The id form (magic byte 0) of the header is read too.
+    let by_id = crate::record::Headers::new().with(KEY_SCHEMA_ID_HEADER, vec![0, 0, 0, 0, 1]);
+    assert_eq!(
+        reader.deserialize_with_headers("t", &by_id, &datum).ok(),
+        Some(-1)
+    );
+    // Without a header, the prefix form is read.
+    let prefixed = reader.serialize("t", &-1).expect("writes");
+    assert_eq!(prefixed, [0, 0, 0, 0, 1, 1]);
+    let none = crate::record::Headers::new();
+    assert_eq!(
+        reader.deserialize_with_headers("t", &none, &prefixed).ok(),
+        Some(-1)
+    );
+    let bad = |bytes: Vec<u8>| {
+        let h = crate::record::Headers::new().with(KEY_SCHEMA_ID_HEADER, bytes);
+        err_text(reader.deserialize_with_headers("t", &h, &datum))
+    };
+    assert_eq!(
+        bad(vec![7, 0, 0, 0, 1]),
+        "unknown magic byte 7 in header `__key_schema_id`; expected 0 (an id) or 1 (a GUID)"
+    );
+    assert_eq!(
+        bad(vec![1, 0, 0]),
+        "header `__key_schema_id` with magic byte 1 is 3 bytes long, too short for its schema id"
+    );
+    assert_eq!(
+        bad([vec![1], vec![9; 16]].concat()),
+        "the schema GUID in header `__key_schema_id` is not registered in the schema registry"
+    );
+    assert_eq!(bad(Vec::new()), "header `__key_schema_id` is empty");
+    assert_eq!(
+        err_text(writer.serialize("t", &-1)),
+        "this serde writes the schema id in header `__key_schema_id`, and no headers were given; \
+         serialize with serialize_with_headers"
+    );
+}

@@ -65,8 +65,8 @@ use std::sync::Arc;
 
 pub use crate::error::StoreKind;
 use crate::error::{RecordPart, Result, StreamsError};
-use crate::record::Record;
 use crate::record::collector::RecordCollector;
+use crate::record::{Headers, Record};
 use crate::serde::{ReadAt, Serde, SerdeRef};
 
 /// What a store is given when its task starts: where its changelog goes.
@@ -262,7 +262,7 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
             partition: 0,
             offset,
         };
-        at.decode(&*self.key_serde, bytes, RecordPart::Key)
+        at.decode(&*self.key_serde, bytes, RecordPart::Key, &Headers::new())
     }
 
     /// Decodes a value read from the changelog `topic` (partition 0) at `offset`.
@@ -272,7 +272,12 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
             partition: 0,
             offset,
         };
-        at.decode(&*self.value_serde, bytes, RecordPart::Value)
+        at.decode(
+            &*self.value_serde,
+            bytes,
+            RecordPart::Value,
+            &Headers::new(),
+        )
     }
 }
 

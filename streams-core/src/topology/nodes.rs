@@ -82,9 +82,9 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
             headers,
         } = raw;
         let decoded = guard_serde(&at, || {
-            let key = key.map(|b| at.decode(&*self.key, b, RecordPart::Key));
+            let key = key.map(|b| at.decode(&*self.key, b, RecordPart::Key, &headers));
             let key = key.transpose()?;
-            let value = value.map(|b| at.decode(&*self.value, b, RecordPart::Value));
+            let value = value.map(|b| at.decode(&*self.value, b, RecordPart::Value, &headers));
             Ok::<_, StreamsError>((key, value.transpose()?))
         });
         let (key, value) = match decoded {
@@ -123,12 +123,12 @@ fn decode_borrowed<K, V>(
         let key = raw
             .key
             .as_deref()
-            .map(|b| at.decode(key_serde, b, RecordPart::Key));
+            .map(|b| at.decode(key_serde, b, RecordPart::Key, &raw.headers));
         let key = key.transpose()?;
         let value = raw
             .value
             .as_deref()
-            .map(|b| at.decode(value_serde, b, RecordPart::Value));
+            .map(|b| at.decode(value_serde, b, RecordPart::Value, &raw.headers));
         Ok((key, value.transpose()?))
     })
 }
@@ -285,9 +285,14 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             key,
             value,
             timestamp,
-            headers,
+            mut headers,
         } = record;
-        let key = match key.map(|k| guard_serialize(|| self.key.serialize_owned(topic, k))) {
+        let key = match key.map(|k| {
+            guard_serialize(|| {
+                self.key
+                    .serialize_owned_with_headers(topic, &mut headers, k)
+            })
+        }) {
             Some(Ok(k)) => Some(k),
             Some(Err(e)) => {
                 let e = ser_err(RecordPart::Key, e);
@@ -295,7 +300,12 @@ impl<K: 'static, V: 'static> ErasedNode for SinkNode<K, V> {
             }
             None => None,
         };
-        let value = match value.map(|v| guard_serialize(|| self.value.serialize_owned(topic, v))) {
+        let value = match value.map(|v| {
+            guard_serialize(|| {
+                self.value
+                    .serialize_owned_with_headers(topic, &mut headers, v)
+            })
+        }) {
             Some(Ok(v)) => Some(v),
             Some(Err(e)) => {
                 let e = ser_err(RecordPart::Value, e);

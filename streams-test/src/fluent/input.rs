@@ -143,10 +143,11 @@ impl<'t, K: 'static, V: 'static> TestInput<'t, K, V> {
             part,
             reason,
         };
+        let mut headers = record.headers.clone();
         let key = match &record.key {
             Some(k) => Some(
                 self.key_serde
-                    .serialize(&self.topic, k)
+                    .serialize_with_headers(&self.topic, &mut headers, k)
                     .map_err(|e| err(RecordPart::Key, e))?,
             ),
             None => None,
@@ -154,12 +155,12 @@ impl<'t, K: 'static, V: 'static> TestInput<'t, K, V> {
         let value = match &record.value {
             Some(v) => Some(
                 self.value_serde
-                    .serialize(&self.topic, v)
+                    .serialize_with_headers(&self.topic, &mut headers, v)
                     .map_err(|e| err(RecordPart::Value, e))?,
             ),
             None => None,
         };
-        Ok(RawRecord::new(key, value, timestamp).with_headers(record.headers.clone()))
+        Ok(RawRecord::new(key, value, timestamp).with_headers(headers))
     }
 
     /// Pipes a record and processes it. Its own timestamp wins over the
