@@ -718,3 +718,31 @@ fn a_repartition_topic_with_no_partitions_is_refused() {
         "invalid topology: repartition topic `wide-repartition` was given 0 partitions; Number of partitions must be at least 1"
     );
 }
+
+/// A test returning `Result<(), Box<dyn Error>>` prints the error with
+/// `Debug`: it shows the message, not the variant's fields (issue 18).
+#[test]
+fn debug_of_an_error_is_its_message() {
+    let builder = StreamsBuilder::new();
+    builder.stream::<String, String>("in").to("out");
+    let driver = TopologyTestDriver::new(builder.build().expect("valid")).expect("starts");
+    let err = driver
+        .create_input_topic("inn", StringSerde, StringSerde)
+        .try_pipe_record(TestRecord::key_value("k", "v"))
+        .expect_err("unknown topic");
+    let boxed: Box<dyn std::error::Error> = Box::new(err);
+    assert_eq!(
+        format!("{boxed:?}"),
+        r#"unknown topic: inn; the topology reads ["in"]"#
+    );
+    assert_eq!(format!("{boxed:?}"), boxed.to_string());
+    // The structure is still there to match on.
+    let err = *boxed.downcast::<StreamsError>().expect("a StreamsError");
+    assert!(matches!(err, StreamsError::UnknownTopic { ref topic, .. } if topic == "inn"));
+    let runtime = streams_core::runtime::RuntimeError::MissingSourceTopics {
+        topics: vec!["a".into()],
+    };
+    assert_eq!(format!("{runtime:?}"), runtime.to_string());
+    let client = streams_clients::ClientError::TopicExists { topic: "t".into() };
+    assert_eq!(format!("{client:?}"), client.to_string());
+}

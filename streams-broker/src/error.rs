@@ -27,7 +27,7 @@ pub type Result<T, E = BrokerError> = std::result::Result<T, E>;
 /// What went wrong in a request to the simulated cluster, after Kafka's
 /// error codes (`UNKNOWN_TOPIC_OR_PARTITION`, `OFFSET_OUT_OF_RANGE`,
 /// `POLICY_VIOLATION`, ...).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BrokerError {
     /// The topic does not exist (`UNKNOWN_TOPIC_OR_PARTITION`).
@@ -468,4 +468,13 @@ pub enum BrokerError {
         /// What was attempted.
         operation: &'static str,
     },
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for BrokerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }

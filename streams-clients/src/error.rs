@@ -19,7 +19,7 @@
 //! ```
 
 /// What went wrong in a client call.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
     /// A newer producer with the same `transactional.id` has called
@@ -153,3 +153,12 @@ impl ClientError {
 
 /// A client call's result.
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}

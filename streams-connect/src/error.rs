@@ -140,7 +140,7 @@ impl fmt::Display for ConnectError {
 impl std::error::Error for ConnectError {}
 
 /// A configuration Kafka would refuse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// A value of the wrong type or out of range: Kafka's
@@ -208,7 +208,7 @@ impl fmt::Display for RecordFailure {
 }
 
 /// Why a sink task stopped. Every variant names the connector and task.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskError {
     /// A record failed a stage and the failure is not tolerated
@@ -300,4 +300,22 @@ pub enum TaskError {
         /// The failure, as first reported.
         reason: String,
     },
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }

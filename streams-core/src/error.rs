@@ -41,7 +41,7 @@ impl fmt::Display for RecordPart {
 ///
 /// Serdes return this; the engine wraps it in [`StreamsError::Deserialization`]
 /// or [`StreamsError::Serialization`] with the topic, partition and offset.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[error("{message}")]
 pub struct SerdeError {
     message: String,
@@ -95,7 +95,7 @@ impl SerdeError {
 }
 
 /// An error found while building a [`Topology`](crate::Topology).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TopologyError {
     /// Two nodes were given the same name.
@@ -253,7 +253,7 @@ pub enum TopologyError {
 /// Any error of this library.
 ///
 /// Variants name the topic, partition, offset, node or store involved.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum StreamsError {
     /// The topology could not be built.
@@ -750,7 +750,7 @@ impl fmt::Display for RecordOrigin {
 
 /// A panic in user code, caught at the node it happened in and reported as
 /// the source of a [`StreamsError::Processing`] naming the node.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[error("user code panicked: {message}")]
 pub struct UserCodePanic {
     /// The panic's message (its payload, when it is a string).
@@ -1180,5 +1180,41 @@ mod tests {
         SerdeError::new: not a long
         SerdeError::from_error: an error occurred when formatting an argument
         "#);
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for SerdeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for TopologyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for StreamsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for UserCodePanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

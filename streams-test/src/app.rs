@@ -51,7 +51,7 @@ use crate::cluster::{TypedProducer, read_partition, read_topic, read_topic_commi
 pub use streams_broker::IsolationLevel;
 
 /// Why a [`StreamsCluster`] call failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum AppError {
     /// An instance's runtime failed.
@@ -455,5 +455,14 @@ impl StreamsCluster {
             }
         }
         Ok(table)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

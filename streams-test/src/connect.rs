@@ -71,7 +71,7 @@ use streams_core::serde::Serde;
 pub const MAX_POLLS_PER_RUN: usize = 10_000;
 
 /// What went wrong in the harness.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnectTestError {
     /// The connector's configuration is invalid.
@@ -706,5 +706,14 @@ impl SinkTask for RecordingSink {
 
     fn stop(&mut self) {
         self.stopped = true;
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for ConnectTestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

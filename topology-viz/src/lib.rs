@@ -172,7 +172,7 @@ impl FromStr for Renderer {
 }
 
 /// Why nothing could be drawn.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A description's text is broken.
@@ -480,4 +480,13 @@ fn parts(found: &[Pasted]) -> Vec<svg::Part> {
             svg::Part::new(p.description(), heading)
         })
         .collect()
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }

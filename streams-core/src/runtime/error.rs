@@ -11,7 +11,7 @@ use crate::runtime::assignor::TaskAssignmentError;
 use crate::runtime::task_id::TaskId;
 
 /// What went wrong in a [`KafkaStreams`](super::KafkaStreams) instance.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum RuntimeError {
     /// A configuration value out of its range, with Kafka's message.
@@ -201,3 +201,12 @@ const _: () = assert!(std::mem::size_of::<RuntimeError>() <= 96);
 
 /// A runtime call's result.
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for RuntimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}

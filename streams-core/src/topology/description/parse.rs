@@ -17,7 +17,7 @@ use crate::topology::Topics;
 
 /// Why a text is not a topology description; every variant names the
 /// line (counted from 1) where the problem shows.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ParseError {
     /// The line is not what the format allows there.
@@ -614,5 +614,14 @@ mod tests {
             err(text),
             "line 4: `a` lists `b` as its successor, but `b` does not list `a` back"
         );
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
