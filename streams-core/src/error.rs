@@ -801,6 +801,42 @@ impl fmt::Display for StoreKind {
     }
 }
 
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for SerdeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for TopologyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for StreamsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for UserCodePanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -1180,41 +1216,5 @@ mod tests {
         SerdeError::new: not a long
         SerdeError::from_error: an error occurred when formatting an argument
         "#);
-    }
-}
-
-/// `Debug` shows the message (as `Display` does), so that a test or
-/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
-/// what to do; match on the variants for the structure.
-impl std::fmt::Debug for SerdeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
-/// `Debug` shows the message (as `Display` does), so that a test or
-/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
-/// what to do; match on the variants for the structure.
-impl std::fmt::Debug for TopologyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
-/// `Debug` shows the message (as `Display` does), so that a test or
-/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
-/// what to do; match on the variants for the structure.
-impl std::fmt::Debug for StreamsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
-/// `Debug` shows the message (as `Display` does), so that a test or
-/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
-/// what to do; match on the variants for the structure.
-impl std::fmt::Debug for UserCodePanic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
     }
 }

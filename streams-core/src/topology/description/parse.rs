@@ -558,6 +558,15 @@ fn check_links(nodes: &[RawNode]) -> Result<(), ParseError> {
     })
 }
 
+/// `Debug` shows the message (as `Display` does), so that a test or
+/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
+/// what to do; match on the variants for the structure.
+impl std::fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,14 +623,5 @@ mod tests {
             err(text),
             "line 4: `a` lists `b` as its successor, but `b` does not list `a` back"
         );
-    }
-}
-
-/// `Debug` shows the message (as `Display` does), so that a test or
-/// `main` returning `Result<(), Box<dyn Error>>` prints what went wrong and
-/// what to do; match on the variants for the structure.
-impl std::fmt::Debug for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
     }
 }
