@@ -26,6 +26,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![doc(test(attr(deny(warnings))))]
 
 pub mod app;
@@ -38,6 +39,8 @@ mod input_topic;
 mod output_queue;
 mod output_topic;
 pub mod semantics;
+#[cfg(feature = "snapshot")]
+#[cfg_attr(docsrs, doc(cfg(feature = "snapshot")))]
 pub mod snapshot;
 mod stores;
 mod test_record;

@@ -4,8 +4,9 @@
 //! and returns a [`SerdeError`] instead of panicking on bad bytes. The
 //! built-ins are byte-compatible with Kafka's: [`StringSerde`] (UTF-8),
 //! [`BytesSerde`], [`I32Serde`], [`I64Serde`] and [`F64Serde`] (big-endian, as
-//! Kafka's Integer, Long and Double serdes), [`UnitSerde`] and, in the
-//! submodules, JSON and Avro.
+//! Kafka's Integer, Long and Double serdes), [`UnitSerde`], JSON and,
+//! with the `avro` feature, Avro and Confluent's wire format with a mock
+//! schema registry.
 //!
 //! A `None` key or value is never passed to a serde: the engine writes and
 //! reads it as a null without asking the serde, as Kafka does.
@@ -14,7 +15,7 @@
 //! data)` and `deserialize(topic, headers, data)` do: sources call
 //! [`Serde::deserialize_owned_with_headers`], sinks
 //! [`Serde::serialize_owned_with_headers`] (which may add headers); the
-//! defaults ignore the headers. [`ConfluentAvroSerde`] uses them for the
+//! defaults ignore the headers. `ConfluentAvroSerde` (feature `avro`) uses them for the
 //! schema id in a header (`__value_schema_id`), as newer Confluent serdes
 //! can.
 //!
@@ -35,12 +36,15 @@ use std::sync::Arc;
 pub use crate::error::SerdeError;
 use crate::record::Headers;
 
+#[cfg(feature = "avro")]
 mod avro;
 mod decode;
 mod json;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "avro")]
+#[cfg_attr(docsrs, doc(cfg(feature = "avro")))]
 pub use avro::{
     AvroSerde, ConfluentAvroSerde, KEY_SCHEMA_ID_HEADER, MockSchemaRegistry, VALUE_SCHEMA_ID_HEADER,
 };
@@ -48,7 +52,9 @@ pub(crate) use decode::ReadAt;
 pub use json::JsonSerde;
 
 /// The Avro crate the Avro serdes use, re-exported so that tests can
-/// build schemas without depending on it themselves.
+/// build schemas without depending on it themselves (feature `avro`).
+#[cfg(feature = "avro")]
+#[cfg_attr(docsrs, doc(cfg(feature = "avro")))]
 pub use apache_avro;
 
 /// Serializes and deserializes values of one type for a topic.
