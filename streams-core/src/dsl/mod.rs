@@ -156,7 +156,9 @@ pub use grouped_table::KGroupedTable;
 pub use join::Joined;
 pub use kstream::KStream;
 pub use ktable::KTable;
-pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartitioned};
+pub use options::{
+    Branched, Consumed, Grouped, Materialized, MaterializedAs, Produced, Repartitioned,
+};
 pub use session_windowed_stream::SessionWindowedKStream;
 pub use split::BranchedKStream;
 pub use stream_join::{JoinWindows, OUTER_JOIN_EMIT_INTERVAL_CONFIG, StreamJoined};
