@@ -1042,7 +1042,7 @@ fn the_changelog_topic_keeps_history_retention_plus_a_day_before_compacting() ->
 
 #[test]
 fn suppliers_refuse_what_kafka_refuses_with_its_messages() {
-    let err = VersionedBytesStoreSupplier::of_millis("s", -1, None).unwrap_err();
+    let err = VersionedBytesStoreSupplier::of_millis("s", -1, None).expect_err("must fail");
     assert!(matches!(
         err,
         StreamsError::InvalidVersionedStore { millis: -1, .. }
@@ -1052,7 +1052,7 @@ fn suppliers_refuse_what_kafka_refuses_with_its_messages() {
             .contains("historyRetention cannot be negative"),
         "{err}"
     );
-    let err = VersionedBytesStoreSupplier::of_millis("s", 10, Some(0)).unwrap_err();
+    let err = VersionedBytesStoreSupplier::of_millis("s", 10, Some(0)).expect_err("must fail");
     assert!(
         err.to_string()
             .contains("segmentInterval cannot be zero or negative"),
@@ -1063,13 +1063,14 @@ fn suppliers_refuse_what_kafka_refuses_with_its_messages() {
         Duration::from_secs(1),
         Duration::ZERO,
     )
-    .unwrap_err();
+    .expect_err("must fail");
     assert!(
         err.to_string()
             .contains("segmentInterval cannot be zero or negative"),
         "{err}"
     );
-    let err = Stores::persistent_versioned_key_value_store("s", Duration::MAX).unwrap_err();
+    let err =
+        Stores::persistent_versioned_key_value_store("s", Duration::MAX).expect_err("must fail");
     assert!(matches!(
         err,
         StreamsError::DurationTooLarge {
@@ -1099,7 +1100,7 @@ fn the_driver_getter_names_the_kind_of_a_store_asked_for_with_the_wrong_getter()
     let err = f
         .driver
         .key_value_store::<String, String>(STORE_NAME)
-        .unwrap_err();
+        .expect_err("must fail");
     assert_eq!(
         err.to_string(),
         "store `myversionedrocks` is a versioned key-value store of other types than asked for (key-value store); use the getter for a versioned key-value store, with its key and value types"
@@ -1107,7 +1108,7 @@ fn the_driver_getter_names_the_kind_of_a_store_asked_for_with_the_wrong_getter()
     let err = f
         .driver
         .versioned_key_value_store::<String, i32>(STORE_NAME)
-        .unwrap_err();
+        .expect_err("must fail");
     assert!(matches!(err, StreamsError::WrongStoreType { .. }), "{err}");
 }
 
