@@ -11,6 +11,13 @@
 //! the store's content, and [`KeyValueStore::restore`] rebuilds a store
 //! from them.
 //!
+//! The kinds: [`KeyValueStore`] and [`TimestampedKeyValueStore`],
+//! [`WindowStore`] and [`TimestampedWindowStore`], [`SessionStore`],
+//! [`VersionedKeyValueStore`] (every version of a key for a history
+//! retention, KIP-889; see [`Stores::persistent_versioned_key_value_store`]),
+//! and the buffers of `suppress` ([`TimeOrderedKeyValueBuffer`]) and of a
+//! stream-table join with a grace period ([`TimeOrderedStreamBuffer`]).
+//!
 //! ```
 //! use streams_core::processor::{Processor, ProcessorContext};
 //! use streams_core::serde::{I64Serde, StringSerde};

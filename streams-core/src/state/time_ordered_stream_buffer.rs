@@ -1,41 +1,5 @@
-//! The buffer of a stream-table join with a grace period (KIP-923),
-//! Kafka's `RocksDBTimeOrderedKeyValueBuffer`, in memory here.
-//!
-//! It holds stream records, every one (a key may be buffered many
-//! times), ordered by timestamp, then by the key's serialized bytes, then
-//! by a sequence number, until the stream time has passed them by the
-//! grace period: [`put`](TimeOrderedStreamBuffer::put) refuses a record
-//! already that old (the join joins it at once), and
-//! [`evict`](TimeOrderedStreamBuffer::evict) hands out, in that order,
-//! every record whose timestamp is at most the buffer's stream time minus
-//! the grace period. The buffer's stream time is the largest timestamp it
-//! was given.
-//!
-//! Its changelog has Kafka's bytes: the key is the time-first store key
-//! (`0x00`, the timestamp as 8 big-endian bytes, the key's bytes, the
-//! sequence number as 4), the value Kafka's `BufferValue` (the record
-//! context with timestamp, offset, topic, partition and headers; no prior
-//! and no old value; the value's bytes) followed by 8 zero bytes; the
-//! records carry no timestamp and no headers. An eviction writes a
-//! tombstone for the key. Each put and eviction is logged at once.
-//!
-//! ```
-//! use std::time::Duration;
-//! use streams_core::dsl::Joined;
-//! use streams_core::state::Stores;
-//! use streams_core::{Materialized, StreamsBuilder};
-//!
-//! let builder = StreamsBuilder::new();
-//! let prices = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60))?;
-//! let table = builder.table_with::<String, String>("prices", Materialized::as_(prices));
-//! builder
-//!     .stream::<String, String>("orders")
-//!     .join_with(&table, |order, price| format!("{order}@{price}"), Joined::default().with_grace_period(Duration::from_secs(10)))
-//!     .to("priced");
-//! let topology = builder.build()?;
-//! assert_eq!(topology.store_names(), ["prices", "KSTREAM-JOIN-0000000003-Buffer"]);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! The buffer of a stream-table join with a grace period: see
+//! [`TimeOrderedStreamBuffer`].
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -68,8 +32,43 @@ fn split_store_key(bytes: &[u8]) -> Option<(i64, &[u8])> {
     Some((timestamp, &bytes[9..bytes.len() - 4]))
 }
 
-/// The buffer of a stream-table join with a grace period, Kafka's
-/// `RocksDBTimeOrderedKeyValueBuffer` (see [the module](self)).
+/// The buffer of a stream-table join with a grace period (KIP-923),
+/// Kafka's `RocksDBTimeOrderedKeyValueBuffer`, in memory here.
+///
+/// It holds stream records, every one (a key may be buffered many
+/// times), ordered by timestamp, then by the key's serialized bytes, then
+/// by a sequence number, until the stream time has passed them by the
+/// grace period: it refuses a record already that old (the join joins it
+/// at once), and after each record it takes in it hands out, in that
+/// order, every record whose timestamp is at most the buffer's stream
+/// time minus the grace period. The buffer's stream time is the largest
+/// timestamp it was given.
+///
+/// Its changelog has Kafka's bytes: the key is the time-first store key
+/// (`0x00`, the timestamp as 8 big-endian bytes, the key's bytes, the
+/// sequence number as 4), the value Kafka's `BufferValue` (the record
+/// context with timestamp, offset, topic, partition and headers; no prior
+/// and no old value; the value's bytes) followed by 8 zero bytes; the
+/// records carry no timestamp and no headers. An eviction writes a
+/// tombstone for the key. Each put and eviction is logged at once.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::Joined;
+/// use streams_core::state::Stores;
+/// use streams_core::{Materialized, StreamsBuilder};
+///
+/// let builder = StreamsBuilder::new();
+/// let prices = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60))?;
+/// let table = builder.table_with::<String, String>("prices", Materialized::as_(prices));
+/// builder
+///     .stream::<String, String>("orders")
+///     .join_with(&table, |order, price| format!("{order}@{price}"), Joined::default().with_grace_period(Duration::from_secs(10)))
+///     .to("priced");
+/// let topology = builder.build()?;
+/// assert_eq!(topology.store_names(), ["prices", "KSTREAM-JOIN-0000000003-Buffer"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TimeOrderedStreamBuffer<K, V> {
     name: String,
     grace_ms: i64,

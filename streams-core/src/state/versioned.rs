@@ -1,61 +1,4 @@
-//! Versioned key-value stores (KIP-889): every value a key had, each with
-//! the timestamp from which it was valid, kept for a history retention.
-//!
-//! Kafka's only implementation is `RocksDBVersionedStore`, built by
-//! `Stores.persistentVersionedKeyValueStore`; this crate is in memory, so
-//! [`Stores::persistent_versioned_key_value_store`](super::Stores::persistent_versioned_key_value_store)
-//! keeps Kafka's name and Kafka's rules but holds the versions in memory.
-//! The rules, from `RocksDBVersionedStore`:
-//!
-//! - A put or delete at a timestamp older than the *observed stream time*
-//!   (the largest timestamp put so far) minus the history retention is
-//!   expired: nothing changes, the put returns
-//!   [`PUT_RETURN_CODE_NOT_PUT`](VersionedKeyValueStore::PUT_RETURN_CODE_NOT_PUT)
-//!   and the task's `dropped-records-total` counts it. The history retention
-//!   is also the grace period.
-//! - Otherwise the version is inserted where its timestamp puts it (or
-//!   replaces the one at the same timestamp); a tombstone (a `None` value,
-//!   or a delete) is a version too, which ends the one before it. A put
-//!   returns the timestamp of the next newer version, until which the new
-//!   one is valid, or
-//!   [`PUT_RETURN_CODE_VALID_TO_UNDEFINED`](VersionedKeyValueStore::PUT_RETURN_CODE_VALID_TO_UNDEFINED)
-//!   (-1) when it is the newest.
-//! - [`get`](VersionedKeyValueStore::get) gives the newest version, unless
-//!   it is a tombstone. [`get_as_of`](VersionedKeyValueStore::get_as_of)
-//!   gives the version valid at a time: within the history retention
-//!   (`as_of` at least the observed stream time minus the retention), the
-//!   newest version at or before `as_of`; further back only the newest
-//!   version is still known, and it is returned if it is old enough.
-//!
-//! The changelog gets every put and delete as Kafka's
-//! `ChangeLoggingVersionedKeyValueBytesStore` writes it: the key and value
-//! bytes (no value for a tombstone) at the version's timestamp, expired
-//! ones included; restoring replays them through the same rules. Versioned
-//! stores have no record cache.
-//!
-//! ```
-//! use std::time::Duration;
-//! use streams_core::state::{Stores, StoreBuilder, VersionedKeyValueStore, VersionedRecord};
-//! use streams_core::serde::StringSerde;
-//! use streams_core::StreamsConfig;
-//!
-//! let supplier = Stores::persistent_versioned_key_value_store("prices", Duration::from_millis(100))?;
-//! let builder = Stores::versioned_key_value_store_builder(supplier, StringSerde, StringSerde);
-//! let mut boxed = builder.build(&StreamsConfig::default())?;
-//! let store = boxed.as_any_mut().downcast_mut::<VersionedKeyValueStore<String, String>>().ok_or("type")?;
-//! let pen = "pen".to_string();
-//! assert_eq!(store.put(pen.clone(), Some("1.00".into()), 10)?, -1); // the newest version
-//! assert_eq!(store.put(pen.clone(), Some("1.20".into()), 30)?, -1);
-//! assert_eq!(store.put(pen.clone(), Some("0.90".into()), 20)?, 30); // valid until 30
-//! assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
-//! assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
-//! assert_eq!(store.get_as_of(&pen, 5), None);
-//! store.put("ink".into(), Some("3.00".into()), 200)?; // stream time 200: history back to 100
-//! assert_eq!(store.put(pen.clone(), Some("late".into()), 99)?, VersionedKeyValueStore::<String, String>::PUT_RETURN_CODE_NOT_PUT);
-//! assert_eq!(store.get_as_of(&pen, 25), None); // beyond the history retention
-//! assert_eq!(store.get_as_of(&pen, 150), Some(VersionedRecord::new("1.20".to_string(), 30)));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! Versioned key-value stores (KIP-889): see [`VersionedKeyValueStore`].
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -232,10 +175,69 @@ impl VersionedBytesStoreSupplier {
 /// The versions of one key, by timestamp; `None` is a tombstone.
 type Versions<V> = BTreeMap<i64, Option<V>>;
 
-/// An in-memory versioned key-value store, Kafka's
-/// `VersionedKeyValueStore` with `RocksDBVersionedStore`'s rules (see
-/// [the module](self)). Keys are ordered by `Ord`, which only `Debug`
-/// shows: a versioned store has no range queries.
+/// A versioned key-value store (KIP-889), Kafka's
+/// `VersionedKeyValueStore`: every value a key had, each with the
+/// timestamp from which it was valid, kept for a history retention.
+///
+/// Kafka's only implementation is `RocksDBVersionedStore`, built by
+/// `Stores.persistentVersionedKeyValueStore`; this crate is in memory, so
+/// [`Stores::persistent_versioned_key_value_store`](super::Stores::persistent_versioned_key_value_store)
+/// keeps Kafka's name and Kafka's rules but holds the versions in memory.
+/// The rules, from `RocksDBVersionedStore`:
+///
+/// - A put or delete at a timestamp older than the *observed stream time*
+///   (the largest timestamp put so far) minus the history retention is
+///   expired: nothing changes, the put returns
+///   [`PUT_RETURN_CODE_NOT_PUT`](VersionedKeyValueStore::PUT_RETURN_CODE_NOT_PUT)
+///   and the task's `dropped-records-total` counts it. The history retention
+///   is also the grace period.
+/// - Otherwise the version is inserted where its timestamp puts it (or
+///   replaces the one at the same timestamp), and the observed stream
+///   time moves up to its timestamp; a tombstone (a `None` value,
+///   or a delete) is a version too, which ends the one before it. A put
+///   returns the timestamp of the next newer version, until which the new
+///   one is valid, or
+///   [`PUT_RETURN_CODE_VALID_TO_UNDEFINED`](VersionedKeyValueStore::PUT_RETURN_CODE_VALID_TO_UNDEFINED)
+///   (-1) when it is the newest.
+/// - [`get`](VersionedKeyValueStore::get) gives the newest version, unless
+///   it is a tombstone. [`get_as_of`](VersionedKeyValueStore::get_as_of)
+///   gives the version valid at a time: within the history retention
+///   (`as_of` at least the observed stream time minus the retention), the
+///   newest version at or before `as_of`; further back only the newest
+///   version is still known, and it is returned if it is old enough.
+///
+/// The changelog gets every put and delete as Kafka's
+/// `ChangeLoggingVersionedKeyValueBytesStore` writes it: the key and value
+/// bytes (no value for a tombstone) at the version's timestamp, expired
+/// ones included; restoring replays them through the same rules. Versioned
+/// stores have no record cache.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::state::{Stores, StoreBuilder, VersionedKeyValueStore, VersionedRecord};
+/// use streams_core::serde::StringSerde;
+/// use streams_core::StreamsConfig;
+///
+/// let supplier = Stores::persistent_versioned_key_value_store("prices", Duration::from_millis(100))?;
+/// let builder = Stores::versioned_key_value_store_builder(supplier, StringSerde, StringSerde);
+/// let mut boxed = builder.build(&StreamsConfig::default())?;
+/// let store = boxed.as_any_mut().downcast_mut::<VersionedKeyValueStore<String, String>>().ok_or("type")?;
+/// let pen = "pen".to_string();
+/// assert_eq!(store.put(pen.clone(), Some("1.00".into()), 10)?, -1); // the newest version
+/// assert_eq!(store.put(pen.clone(), Some("1.20".into()), 30)?, -1);
+/// assert_eq!(store.put(pen.clone(), Some("0.90".into()), 20)?, 30); // valid until 30
+/// assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
+/// assert_eq!(store.get_as_of(&pen, 5), None);
+/// store.put("ink".into(), Some("3.00".into()), 200)?; // stream time 200: history back to 100
+/// assert_eq!(store.put(pen.clone(), Some("late".into()), 99)?, VersionedKeyValueStore::<String, String>::PUT_RETURN_CODE_NOT_PUT);
+/// assert_eq!(store.get_as_of(&pen, 25), None); // beyond the history retention
+/// assert_eq!(store.get_as_of(&pen, 150), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Keys are ordered by `Ord`, which only `Debug` shows: a versioned store
+/// has no range queries.
 pub struct VersionedKeyValueStore<K, V> {
     name: String,
     params: VersionedParams,
