@@ -190,7 +190,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// Whether the table is versioned (KIP-914): kept in a versioned
     /// store, or computed without a store of its own (by `filter` or
     /// `map_values`) from a versioned table. A stream joined with it finds
-    /// the row as of each record's timestamp.
+    /// the row as of each record's timestamp. See
+    /// [the DSL's versioned tables](crate::dsl#versioned-tables).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::state::Stores;
+    /// use streams_core::{Materialized, StreamsBuilder};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let history = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60))?;
+    /// let prices = builder.table_with::<String, String>("prices", Materialized::as_(history));
+    /// assert!(prices.is_versioned());
+    /// assert!(prices.clone().filter(|_, v| !v.is_empty()).is_versioned());
+    /// // A store of another kind in between ends it.
+    /// assert!(!prices.map_values_with(|_, v| v.len() as i64, Materialized::as_("lengths")).is_versioned());
+    /// assert!(!builder.table::<String, String>("names").is_versioned());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_versioned(&self) -> bool {
         self.versioned.is_some()
     }
