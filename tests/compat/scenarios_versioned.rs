@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use streams_core::StreamsBuilder;
-use streams_core::dsl::{Joined, Materialized};
-use streams_core::serde::BytesSerde;
+use streams_core::dsl::{Joined, Materialized, Produced};
+use streams_core::serde::{BytesSerde, I64Serde, StringSerde};
 use streams_core::state::{Stores, VersionedRecord};
 use streams_test::{TestRecord, TopologyTestDriver};
 
@@ -22,6 +22,8 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(versioned_table_derived_tables),
     scenario!(stream_table_join_versioned),
     scenario!(stream_table_join_versioned_grace),
+    scenario!(versioned_table_group_by_and_to_table),
+    scenario!(versioned_table_foreign_key_join),
 ];
 
 /// A versioned table's `Materialized`, as the oracle's `versioned(name)`:
@@ -231,5 +233,71 @@ fn stream_table_join_versioned_grace() -> ScenarioResult {
     for store in ["KSTREAM-JOIN-0000000003-Buffer", "priced-Buffer"] {
         g.output_as(&driver, &changelog(store), BytesSerde, BytesSerde);
     }
+    g.finish(driver)
+}
+
+fn versioned_table_group_by_and_to_table() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    b.table_with::<S, S>("prices", versioned("prices"))
+        .group_by(|k, v| (v.clone(), k.clone()))
+        .count()
+        .to_stream()
+        .to_with("out-count", Produced::with(StringSerde, I64Serde));
+    b.stream::<S, S>("updates")
+        .to_table_with(versioned("latest"))
+        .to_stream()
+        .to("out-to-table");
+    let driver = g.start(b.build()?)?;
+    let observed = g.observer();
+    let p = input(&driver, "prices");
+    let u = input(&driver, "updates");
+    p.pipe_key_value_at("k1", "a", 10);
+    p.pipe_key_value_at("k2", "a", 11);
+    p.pipe_key_value_at("k1", "b", 20);
+    p.pipe_key_value_at("k1", "c", 15);
+    p.pipe_record(TestRecord::tombstone("k2").at(30));
+    p.pipe_key_value_at("k2", "b", 25);
+    p.pipe_key_value_at("k3", "b", 200);
+    p.pipe_key_value_at("k1", "c", 40);
+    u.pipe_key_value_at("u1", "x", 5);
+    u.pipe_key_value_at("u1", "y", 3);
+    u.pipe_record(TestRecord::tombstone("u1").at(8));
+    u.pipe_key_value_at("u1", "z", 6);
+    observed.push(format!("dropped={}", driver.metrics().dropped_records));
+    observe_store(&observed, &driver, "latest", "u1", &[2, 3, 4, 5, 6, 7, 8])?;
+    g.output_as(&driver, "out-count", StringSerde, I64Serde);
+    g.output(&driver, "out-to-table");
+    g.output(&driver, &changelog("latest"));
+    g.finish(driver)
+}
+
+/// The product id before the first '/', as the oracle's `productOf`.
+fn product_of(order: &S) -> Option<S> {
+    order.split_once('/').map(|(p, _)| p.to_owned())
+}
+
+fn versioned_table_foreign_key_join() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let orders = b.table_with::<S, S>("orders", versioned("orders"));
+    let products = b.table_with::<S, S>("products", versioned("products"));
+    orders
+        .join_on_foreign_key(&products, product_of, |o, pr| format!("{o}+{pr}"))
+        .to_stream()
+        .to("out");
+    let driver = g.start(b.build()?)?;
+    let observed = g.observer();
+    let o = input(&driver, "orders");
+    let p = input(&driver, "products");
+    p.pipe_key_value_at("p1", "pen", 10);
+    p.pipe_key_value_at("p2", "ink", 10);
+    o.pipe_key_value_at("o1", "p1/a", 20);
+    p.pipe_key_value_at("p1", "old pen", 5);
+    o.pipe_key_value_at("o1", "p2/b", 15);
+    o.pipe_key_value_at("o1", "p2/c", 30);
+    p.pipe_key_value_at("p2", "new ink", 40);
+    observed.push(format!("dropped={}", driver.metrics().dropped_records));
+    g.output(&driver, "out");
     g.finish(driver)
 }

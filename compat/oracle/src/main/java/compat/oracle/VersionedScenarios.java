@@ -6,7 +6,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Joined;
+import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -211,5 +214,71 @@ final class VersionedScenarios {
         g.output("out-left");
         g.output("compat-KSTREAM-JOIN-0000000003-Buffer-changelog", Kind.BYTES, Kind.BYTES);
         g.output("compat-priced-Buffer-changelog", Kind.BYTES, Kind.BYTES);
+    }
+
+    /**
+     * A versioned table grouped by its value and counted (the repartition map skips
+     * out-of-order updates), and a stream turned into a versioned table with toTable.
+     */
+    @Scenario
+    static void versioned_table_group_by_and_to_table(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.table("prices", versioned("prices"))
+            .groupBy((k, v) -> KeyValue.pair(v, k))
+            .count()
+            .toStream()
+            .to("out-count", Produced.with(Serdes.String(), Serdes.Long()));
+        b.<String, String>stream("updates")
+            .toTable(versioned("latest"))
+            .toStream()
+            .to("out-to-table");
+        g.start(b.build());
+        g.observing();
+        final TestInputTopic<String, String> p = g.input("prices");
+        final TestInputTopic<String, String> u = g.input("updates");
+        p.pipeInput("k1", "a", 10L);
+        p.pipeInput("k2", "a", 11L);
+        p.pipeInput("k1", "b", 20L);
+        p.pipeInput("k1", "c", 15L);
+        p.pipeInput("k2", null, 30L);
+        p.pipeInput("k2", "b", 25L);
+        p.pipeInput("k3", "b", 200L);
+        p.pipeInput("k1", "c", 40L);
+        u.pipeInput("u1", "x", 5L);
+        u.pipeInput("u1", "y", 3L);
+        u.pipeInput("u1", null, 8L);
+        u.pipeInput("u1", "z", 6L);
+        g.observe("dropped=" + droppedRecords(g));
+        observeStore(g, "latest", "u1", 2L, 3L, 4L, 5L, 6L, 7L, 8L);
+        g.output("out-count", Kind.STRING, Kind.LONG);
+        g.output("out-to-table");
+        g.output("compat-latest-changelog");
+    }
+
+    /**
+     * A foreign-key join of versioned tables: orders (order -> "product/detail") and products,
+     * both versioned. Out-of-order updates of either side are skipped by the join (and counted).
+     */
+    @Scenario
+    static void versioned_table_foreign_key_join(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KTable<String, String> orders = b.table("orders", versioned("orders"));
+        final KTable<String, String> products = b.table("products", versioned("products"));
+        orders.join(products, ForeignKeyJoinScenarios::productOf, (o, pr) -> o + "+" + pr)
+            .toStream()
+            .to("out");
+        g.start(b.build());
+        g.observing();
+        final TestInputTopic<String, String> o = g.input("orders");
+        final TestInputTopic<String, String> p = g.input("products");
+        p.pipeInput("p1", "pen", 10L);
+        p.pipeInput("p2", "ink", 10L);
+        o.pipeInput("o1", "p1/a", 20L);
+        p.pipeInput("p1", "old pen", 5L);
+        o.pipeInput("o1", "p2/b", 15L);
+        o.pipeInput("o1", "p2/c", 30L);
+        p.pipeInput("p2", "new ink", 40L);
+        g.observe("dropped=" + droppedRecords(g));
+        g.output("out");
     }
 }
