@@ -26,6 +26,7 @@ mod runtime;
 mod runtime_global;
 mod runtime_partitioner;
 mod runtime_tasks;
+mod runtime_versioned;
 mod stream_joins;
 mod support;
 mod to_table;

@@ -629,6 +629,55 @@ pub enum StreamsError {
         /// The newest version this library reads.
         newest: u8,
     },
+    /// A versioned store with a setting Kafka refuses (Kafka's
+    /// `IllegalArgumentException` from `Stores.persistentVersionedKeyValueStore`).
+    #[error("versioned store `{store}`: {problem} (was {millis} ms); {fix}")]
+    InvalidVersionedStore {
+        /// The store.
+        store: String,
+        /// Kafka's message (`historyRetention cannot be negative`, ..).
+        problem: &'static str,
+        /// The value given.
+        millis: i64,
+        /// What to do instead.
+        fix: &'static str,
+    },
+    /// A stream-table join with a grace period on a table that is not
+    /// versioned (Kafka's `IllegalArgumentException`).
+    #[error(
+        "stream-table join `{node}`: KTable must be versioned to use a grace period in a stream table join; \
+         materialize the table in a versioned store (`Stores::persistent_versioned_key_value_store`) or remove the grace period"
+    )]
+    JoinGraceOnUnversionedTable {
+        /// The join node.
+        node: String,
+    },
+    /// A stream-table join whose grace period is longer than its
+    /// versioned table keeps history (Kafka's `IllegalArgumentException`).
+    #[error(
+        "stream-table join `{node}`: History retention must be at least grace period; the grace period is \
+         {grace_ms} ms but store `{store}` keeps {history_retention_ms} ms of history; shorten the grace period or lengthen the history retention"
+    )]
+    JoinGraceExceedsHistoryRetention {
+        /// The join node.
+        node: String,
+        /// The versioned store of the table.
+        store: String,
+        /// The join's grace period.
+        grace_ms: i64,
+        /// The store's history retention.
+        history_retention_ms: i64,
+    },
+    /// A versioned table where versioned tables are not allowed (Kafka's
+    /// `TopologyException` for a `suppress` or a global table), or an
+    /// operator that cannot keep its result in a versioned store here.
+    #[error("{what}: {reason}")]
+    VersionedNotSupported {
+        /// The operator or store.
+        what: String,
+        /// Kafka's message, or what this library does not do.
+        reason: &'static str,
+    },
     /// The driver or task was used after `close`.
     #[error("the {0} is closed")]
     Closed(&'static str),
@@ -785,6 +834,8 @@ pub enum StoreKind {
     Window,
     /// A session store.
     Session,
+    /// [`VersionedKeyValueStore`](crate::state::VersionedKeyValueStore).
+    VersionedKeyValue,
     /// A store of the user's own type.
     Custom,
 }
@@ -796,6 +847,7 @@ impl fmt::Display for StoreKind {
             StoreKind::TimestampedKeyValue => "timestamped key-value store",
             StoreKind::Window => "window store",
             StoreKind::Session => "session store",
+            StoreKind::VersionedKeyValue => "versioned key-value store",
             StoreKind::Custom => "custom store",
         })
     }
@@ -885,6 +937,12 @@ mod tests {
             StreamsError::UnsupportedForeignKeyJoinVersion { .. } => {
                 "UnsupportedForeignKeyJoinVersion"
             }
+            StreamsError::InvalidVersionedStore { .. } => "InvalidVersionedStore",
+            StreamsError::JoinGraceOnUnversionedTable { .. } => "JoinGraceOnUnversionedTable",
+            StreamsError::JoinGraceExceedsHistoryRetention { .. } => {
+                "JoinGraceExceedsHistoryRetention"
+            }
+            StreamsError::VersionedNotSupported { .. } => "VersionedNotSupported",
             StreamsError::Closed(_) => "Closed",
             StreamsError::Cluster { .. } => "Cluster",
         }
@@ -1133,6 +1191,25 @@ mod tests {
                 version: 2,
                 newest: 1,
             },
+            StreamsError::InvalidVersionedStore {
+                store: s("v"),
+                problem: "historyRetention cannot be negative",
+                millis: -1,
+                fix: "give a history retention of zero or more",
+            },
+            StreamsError::JoinGraceOnUnversionedTable {
+                node: s("KSTREAM-JOIN-0000000004"),
+            },
+            StreamsError::JoinGraceExceedsHistoryRetention {
+                node: s("KSTREAM-JOIN-0000000004"),
+                store: s("v"),
+                grace_ms: 20,
+                history_retention_ms: 10,
+            },
+            StreamsError::VersionedNotSupported {
+                what: s("suppress `KTABLE-SUPPRESS-0000000003`"),
+                reason: "suppress() is only supported for non-versioned KTables (note that version semantics might be inherited from upstream)",
+            },
             StreamsError::Closed("test driver"),
             StreamsError::Cluster {
                 topic: s("t"),
@@ -1193,6 +1270,10 @@ mod tests {
         WrongStoreType: store `st` is a key-value store of other types than asked for (window store<String, i64>); use the getter for a key-value store, with its key and value types
         StoreNotConnected: processor `p` has no access to store `st`: the store is not connected to it; connect it with `add_state_store(.., &["p"])` or `connect_processor_and_state_stores`
         UnsupportedForeignKeyJoinVersion: foreign-key join node `KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011` read a subscription of version 2 from `app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`, newer than the version 1 it reads; run the same version on every instance (upgrade the older ones first)
+        InvalidVersionedStore: versioned store `v`: historyRetention cannot be negative (was -1 ms); give a history retention of zero or more
+        JoinGraceOnUnversionedTable: stream-table join `KSTREAM-JOIN-0000000004`: KTable must be versioned to use a grace period in a stream table join; materialize the table in a versioned store (`Stores::persistent_versioned_key_value_store`) or remove the grace period
+        JoinGraceExceedsHistoryRetention: stream-table join `KSTREAM-JOIN-0000000004`: History retention must be at least grace period; the grace period is 20 ms but store `v` keeps 10 ms of history; shorten the grace period or lengthen the history retention
+        VersionedNotSupported: suppress `KTABLE-SUPPRESS-0000000003`: suppress() is only supported for non-versioned KTables (note that version semantics might be inherited from upstream)
         Closed: the test driver is closed
         Cluster: cluster topic `t`: topic exists
         Topology::DuplicateName: node name `n` is already used by another node; node names must be unique

@@ -305,18 +305,37 @@ pub type RawRecord = Record<Vec<u8>, Vec<u8>>;
 /// An update of a table row, as KTable processors forward it: the new
 /// value and, where a downstream operator needs it, the old one. A `None`
 /// new value deletes the row.
+///
+/// `is_latest` is Kafka's `Change.isLatest` (KIP-914): false for an update
+/// a versioned table kept as history only, because a newer version was
+/// there already. Table-table joins, `group_by` and foreign-key joins drop
+/// such updates; `to_stream` passes them on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Change<V> {
     /// The value after the update; `None` deletes.
     pub new: Option<V>,
     /// The value before the update, when known and needed.
     pub old: Option<V>,
+    /// Whether this update is the row's newest version (always, unless a
+    /// versioned table got an out-of-order update).
+    pub is_latest: bool,
 }
 
 impl<V> Change<V> {
-    /// An update from `old` to `new`.
+    /// An update from `old` to `new`, the row's newest version.
     pub fn new(new: Option<V>, old: Option<V>) -> Self {
-        Change { new, old }
+        Change {
+            new,
+            old,
+            is_latest: true,
+        }
+    }
+
+    /// The same update, marked as the newest version or not.
+    #[must_use]
+    pub fn with_is_latest(mut self, is_latest: bool) -> Self {
+        self.is_latest = is_latest;
+        self
     }
 }
 

@@ -56,6 +56,6 @@ pub use input_topic::TestInputTopic;
 pub use output_topic::TestOutputTopic;
 pub use stores::{
     KeyValueStoreView, SessionStoreView, TimestampedKeyValueStoreView, TimestampedWindowStoreView,
-    WindowStoreView,
+    VersionedKeyValueStoreView, WindowStoreView,
 };
 pub use test_record::{KeyValue, TestRecord};

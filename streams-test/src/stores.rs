@@ -28,7 +28,8 @@ use std::ops::RangeBounds;
 use streams_core::dsl::Windowed;
 use streams_core::state::{
     KeyValueStore, SessionStore, StateStore, StoreKind, TimestampedKeyValueStore,
-    TimestampedWindowStore, ValueAndTimestamp, WindowStore,
+    TimestampedWindowStore, ValueAndTimestamp, VersionedKeyValueStore, VersionedRecord,
+    WindowStore,
 };
 use streams_core::{Result, StreamsError};
 
@@ -214,6 +215,129 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(|s| s.approximate_num_entries())
+    }
+}
+
+/// A handle on a versioned key-value store of a running driver, Kafka's
+/// `getVersionedKeyValueStore`: each call reads or writes the live store.
+/// Writes go to the changelog too.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::state::{Stores, VersionedRecord};
+/// use streams_core::Materialized;
+/// use streams_test::example;
+///
+/// let driver = example(|builder| {
+///     let prices = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60)).unwrap();
+///     builder.table_with::<String, String>("prices", Materialized::as_(prices));
+/// });
+/// let prices = driver.input::<String, String>("prices");
+/// prices.pipe_key_value_at("pen", "1.00", 10);
+/// prices.pipe_key_value_at("pen", "1.20", 30);
+/// prices.pipe_key_value_at("pen", "0.90", 20); // out of order: history only
+/// let store = driver.versioned_key_value_store::<String, String>("prices")?;
+/// let pen = "pen".to_string();
+/// assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
+/// assert_eq!(store.history_retention_ms(), 60_000);
+/// // The wrong getter names the kind of the store.
+/// let err = driver.timestamped_key_value_store::<String, String>("prices").unwrap_err();
+/// assert!(err.to_string().contains("is a versioned key-value store"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct VersionedKeyValueStoreView<'d, K, V> {
+    driver: &'d TopologyTestDriver,
+    name: String,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_, K, V> {
+    fn with<R>(&self, f: impl FnOnce(&mut VersionedKeyValueStore<K, V>) -> Result<R>) -> Result<R> {
+        self.driver
+            .with_state(|s| f(&mut *s.task().store::<VersionedKeyValueStore<K, V>>(&self.name)?))
+    }
+
+    #[track_caller]
+    fn read<R>(&self, f: impl FnOnce(&VersionedKeyValueStore<K, V>) -> R) -> R {
+        match self.with(|s| Ok(f(s))) {
+            Ok(r) => r,
+            Err(e) => panic!("reading store `{}` failed: {e}", self.name),
+        }
+    }
+
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The newest version of `key`, unless it is a tombstone.
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own processors).
+    #[track_caller]
+    pub fn get(&self, key: &K) -> Option<VersionedRecord<V>> {
+        self.read(|s| s.get(key))
+    }
+
+    /// The version of `key` valid at `as_of` (see
+    /// [`VersionedKeyValueStore::get_as_of`]).
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own processors).
+    #[track_caller]
+    pub fn get_as_of(&self, key: &K, as_of: i64) -> Option<VersionedRecord<V>> {
+        self.read(|s| s.get_as_of(key, as_of))
+    }
+
+    /// Every version still reachable, per key oldest first (`None` for a
+    /// tombstone).
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own processors).
+    #[track_caller]
+    pub fn versions(&self) -> Vec<(K, i64, Option<V>)> {
+        self.read(|s| {
+            s.versions()
+                .map(|(k, t, v)| (k.clone(), t, v.cloned()))
+                .collect()
+        })
+    }
+
+    /// How long the store keeps history, in milliseconds.
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own processors).
+    #[track_caller]
+    pub fn history_retention_ms(&self) -> i64 {
+        self.read(|s| s.history_retention_ms())
+    }
+
+    /// The largest timestamp put so far (-1 before the first).
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own processors).
+    #[track_caller]
+    pub fn observed_stream_time(&self) -> i64 {
+        self.read(|s| s.observed_stream_time())
+    }
+
+    /// Puts a version, as a test setting up state would (the changelog
+    /// gets it); returns what [`VersionedKeyValueStore::put`] returns.
+    ///
+    /// # Errors
+    /// The changelog serde failed, or the driver is in use.
+    pub fn put(&self, key: K, value: Option<V>, timestamp: i64) -> Result<i64> {
+        self.with(|s| s.put(key, value, timestamp))
+    }
+
+    /// Deletes a key from `timestamp` on (the changelog gets a tombstone).
+    ///
+    /// # Errors
+    /// The changelog serde failed, or the driver is in use.
+    pub fn delete(&self, key: &K, timestamp: i64) -> Result<Option<VersionedRecord<V>>> {
+        self.with(|s| s.delete(key, timestamp))
     }
 }
 
@@ -617,6 +741,27 @@ impl TopologyTestDriver {
             "timestamped key-value store",
         )?;
         Ok(TimestampedKeyValueStoreView {
+            driver: self,
+            name: name.to_owned(),
+            _types: PhantomData,
+        })
+    }
+
+    /// The versioned key-value store `name`, typed, Kafka's
+    /// `getVersionedKeyValueStore`.
+    ///
+    /// # Errors
+    /// As [`TopologyTestDriver::key_value_store`].
+    pub fn versioned_key_value_store<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<VersionedKeyValueStoreView<'_, K, V>> {
+        self.check_store::<VersionedKeyValueStore<K, V>>(
+            name,
+            StoreKind::VersionedKeyValue,
+            "versioned key-value store",
+        )?;
+        Ok(VersionedKeyValueStoreView {
             driver: self,
             name: name.to_owned(),
             _types: PhantomData,

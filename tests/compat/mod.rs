@@ -29,6 +29,7 @@ mod scenarios_stateful;
 mod scenarios_stateless;
 mod scenarios_time;
 mod scenarios_topology;
+mod scenarios_versioned;
 mod scenarios_windows;
 
 use std::cell::RefCell;
@@ -92,6 +93,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_windows::SCENARIOS,
         scenarios_repartition::SCENARIOS,
         scenarios_cogroup::SCENARIOS,
+        scenarios_versioned::SCENARIOS,
     ]
     .concat()
 }

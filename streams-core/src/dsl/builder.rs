@@ -102,6 +102,26 @@ impl StreamsBuilder {
             .insert(node.to_owned(), source.to_owned());
     }
 
+    /// Keeps `error` as the builder's error, unless it has one already.
+    pub(crate) fn fail(&self, error: StreamsError) {
+        self.with_topology(|_| Err(error));
+    }
+
+    /// Fails the builder when `materialized` asks for a versioned store
+    /// for `what`, an operator whose result this library cannot keep in
+    /// one (Kafka can: its aggregations and table-table joins take a
+    /// versioned store too).
+    pub(crate) fn refuse_versioned<K, V>(&self, materialized: &Materialized<K, V>, what: &str) {
+        if materialized.versioned.is_some() {
+            self.fail(StreamsError::VersionedNotSupported {
+                what: what.to_owned(),
+                reason: "a versioned store is not supported for this operator's result here \
+                         (only for source tables, to_table, filter, map_values and foreign-key join results); \
+                         materialize it in a key-value store",
+            });
+        }
+    }
+
     /// Runs `f` on the topology under construction, keeping the first error.
     pub(crate) fn with_topology<E: Into<StreamsError>>(
         &self,

@@ -322,6 +322,8 @@ impl<K: Ord + Clone + 'static, VA: Clone + 'static> CogroupedKStream<K, VA> {
         materialized: Materialized<K, VA>,
     ) -> KTable<K, VA> {
         let store = self.store_name(&materialized);
+        self.builder
+            .refuse_versioned(&materialized, &format!("cogroup store `{store}`"));
         let send_old = Rc::new(Cell::new(false));
         let key_serde = materialized.key_serde.clone();
         let value_serde = materialized.value_serde.clone();
@@ -663,6 +665,9 @@ fn windowed<K: Ord + Clone + 'static, VA: Clone + 'static>(
         invalid,
         ..
     } = plan;
+    cogrouped
+        .builder
+        .refuse_versioned(&materialized, &format!("windowed cogroup store `{store}`"));
     let key_serde = materialized.key_serde.clone();
     let value_serde = materialized.value_serde.clone();
     let spec = AggSpec {

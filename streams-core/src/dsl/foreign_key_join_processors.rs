@@ -237,6 +237,12 @@ where
             ctx.count_dropped_record();
             return Ok(());
         };
+        if !change.is_latest {
+            // Kafka's versioned semantics: an out-of-order update of a
+            // versioned table is skipped and counted.
+            ctx.count_dropped_record();
+            return Ok(());
+        }
         let partition = ctx.record_metadata().map(|m| m.partition).ok_or_else(|| {
             StreamsError::processing(
                 "a foreign-key join subscription needs the partition of the record it is for; \
@@ -497,6 +503,11 @@ where
             ctx.count_dropped_record();
             return Ok(());
         };
+        if !change.is_latest {
+            // Kafka's versioned semantics, as in the subscription sender.
+            ctx.count_dropped_record();
+            return Ok(());
+        }
         let prefix = combined_key_prefix(&fk_ser.ser(ctx, RecordPart::Key, fk)?);
         let subscribers: Vec<(Vec<u8>, Vec<u8>)> = {
             let store = ctx.timestamped_key_value_store::<Vec<u8>, Vec<u8>>(&self.store)?;

@@ -42,6 +42,7 @@ use crate::dsl::join_processors::{Joiner, StreamTableJoin};
 use crate::dsl::ktable::{GetterSupplier, store_getter};
 use crate::dsl::table_processors::TableSource;
 use crate::dsl::{Consumed, KStream, Materialized, StreamsBuilder};
+use crate::error::StreamsError;
 use crate::processor::node::{ErasedNode, ProcessorNode};
 use crate::record::Change;
 use crate::state::{BuiltInStoreBuilder, TimestampedKeyValueStore};
@@ -107,6 +108,13 @@ pub(crate) fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     consumed: Consumed<K, V>,
     materialized: Materialized<K, V>,
 ) -> GlobalKTable<K, V> {
+    if materialized.is_versioned() {
+        // Kafka's `InternalStreamsBuilder.globalTable`.
+        builder.fail(StreamsError::VersionedNotSupported {
+            what: format!("global table of `{topic}`"),
+            reason: "GlobalTables cannot be versioned.",
+        });
+    }
     let queryable = materialized.name.is_some();
     let store = match &materialized.name {
         Some(n) => n.clone(),
@@ -137,6 +145,7 @@ pub(crate) fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
             store: Some(store_name.clone()),
             send_old: false,
             cache: Default::default(),
+            versioned: false,
         };
         Ok(
             Box::new(ProcessorNode::<TableSource, K, V, K, Change<V>>::new(
@@ -207,8 +216,10 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             move || StreamTableJoin {
                 key_of: key_of.clone(),
                 getter: getter.clone(),
+                versioned: None,
                 joiner: joiner.clone(),
                 left,
+                buffer: None,
             },
             self.key_serde.clone(),
             None,

@@ -172,6 +172,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
         aggregator: Rc<dyn Fn(&K, &V, VA) -> VA>,
     ) -> KTable<K, VA> {
         let mut stream = self.stream;
+        stream
+            .builder()
+            .refuse_versioned(&materialized, &format!("aggregation store `{store}`"));
         let name = stream.take_name_and_number(prefix);
         let key_serde = self.grouped.key_serde.clone().or(stream.key_serde.clone());
         let value_serde = self

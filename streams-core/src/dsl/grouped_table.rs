@@ -124,6 +124,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
         adder: Rc<dyn Fn(&K, &V, VA) -> VA>,
         subtractor: Rc<dyn Fn(&K, &V, VA) -> VA>,
     ) -> KTable<K, VA> {
+        self.builder
+            .refuse_versioned(&materialized, "a grouped table's aggregation store");
         // Kafka names the store of every grouped-table operation
         // `KTABLE-AGGREGATE-STATE-STORE-<n>`, a reduce's too (only the node
         // is `KTABLE-REDUCE-<n>`).

@@ -87,24 +87,28 @@ use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::dsl::join_processors::{
     Joiner, StreamTableJoin, TableJoinKind, TableJoinMerge, TableTableJoin, join_getter,
 };
 use crate::dsl::ktable::{GetterSupplier, store_getter};
 use crate::dsl::{KStream, KTable, Materialized};
+use crate::error::StreamsError;
 use crate::record::Change;
 use crate::serde::{Serde, SerdeRef};
-use crate::state::TimestampedKeyValueStore;
+use crate::state::{BuiltInStoreBuilder, TimeOrderedStreamBuffer, TimestampedKeyValueStore};
 
 /// Options of a stream-table join, Kafka's `Joined`: the serdes of the
 /// stream's key and value (for the repartition topic a re-keyed stream
-/// goes through) and a name for the join node, which also names that
-/// topic (`<name>-repartition`).
+/// goes through, and the buffer of a grace period), a name for the join
+/// node, which also names that topic (`<name>-repartition`), and a grace
+/// period (KIP-923, for a versioned table only).
 pub struct Joined<K, V> {
     key_serde: Option<SerdeRef<K>>,
     value_serde: Option<SerdeRef<V>>,
     name: Option<String>,
+    grace_period: Option<Duration>,
 }
 
 impl<K, V> Default for Joined<K, V> {
@@ -113,6 +117,7 @@ impl<K, V> Default for Joined<K, V> {
             key_serde: None,
             value_serde: None,
             name: None,
+            grace_period: None,
         }
     }
 }
@@ -123,6 +128,7 @@ impl<K, V> Clone for Joined<K, V> {
             key_serde: self.key_serde.clone(),
             value_serde: self.value_serde.clone(),
             name: self.name.clone(),
+            grace_period: self.grace_period,
         }
     }
 }
@@ -133,6 +139,7 @@ impl<K, V> fmt::Debug for Joined<K, V> {
             .field("key_serde", &self.key_serde.is_some())
             .field("value_serde", &self.value_serde.is_some())
             .field("name", &self.name)
+            .field("grace_period", &self.grace_period)
             .finish()
     }
 }
@@ -143,7 +150,7 @@ impl<K: 'static, V: 'static> Joined<K, V> {
         Joined {
             key_serde: Some(Arc::new(key_serde)),
             value_serde: Some(Arc::new(value_serde)),
-            name: None,
+            ..Joined::default()
         }
     }
 
@@ -165,6 +172,55 @@ impl<K: 'static, V: 'static> Joined<K, V> {
     /// The name, if one was given.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
+    }
+
+    /// Waits for late table updates, Kafka's `Joined.withGracePeriod`
+    /// (KIP-923): the join keeps each stream record in a buffer (the
+    /// store `<join node>-Buffer`, changelog
+    /// `<application.id>-<join node>-Buffer-changelog`) until the stream
+    /// time has passed it by `grace_period`, then joins the buffered
+    /// records in timestamp order, each with the table's version as of
+    /// its timestamp. A record older than that already is joined at once.
+    /// The table must be versioned, with a history retention of at least
+    /// the grace period; else building the topology fails with Kafka's
+    /// message.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::Joined;
+    /// use streams_core::state::Stores;
+    /// use streams_core::Materialized;
+    /// use streams_test::{TestRecord, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     let prices = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60)).unwrap();
+    ///     let prices = builder.table_with::<String, String>("prices", Materialized::as_(prices));
+    ///     builder
+    ///         .stream::<String, String>("orders")
+    ///         .join_with(&prices, |order, price| format!("{order} at {price}"), Joined::default().with_grace_period(Duration::from_millis(10)))
+    ///         .to("priced");
+    /// });
+    /// let prices = driver.input::<String, String>("prices");
+    /// let orders = driver.input::<String, String>("orders");
+    /// let priced = driver.output::<String, String>("priced");
+    /// prices.pipe_key_value_at("pen", "1.00", 0);
+    /// orders.pipe_key_value_at("pen", "order-1", 20); // waits until stream time 30
+    /// prices.pipe_key_value_at("pen", "1.20", 15); // late, but in time for order-1
+    /// assert!(priced.is_empty());
+    /// orders.pipe_key_value_at("pen", "order-2", 30); // releases order-1
+    /// assert_eq!(priced.read_record(), TestRecord::key_value("pen", "order-1 at 1.20").at(20));
+    /// assert!(priced.is_empty()); // order-2 waits
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_grace_period(mut self, grace_period: Duration) -> Self {
+        self.grace_period = Some(grace_period);
+        self
+    }
+
+    /// The grace period, if one was given.
+    pub fn grace_period(&self) -> Option<Duration> {
+        self.grace_period
     }
 }
 
@@ -207,6 +263,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         } else {
             "KSTREAM-JOIN-"
         };
+        let buffer_key_serde = joined.key_serde.clone().or(self.key_serde.clone());
+        let buffer_value_serde = joined.value_serde.clone().or(self.value_serde.clone());
         let key_serde = joined.key_serde.clone().or(self.key_serde.clone());
         let stream = if self.repartition_required {
             let base = joined.name.clone().unwrap_or_else(|| self.node.clone());
@@ -223,14 +281,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
             None => self.take_name_and_number(prefix),
         };
         let (stores, getter) = (table.getter)();
+        let versioned = table.versioned.as_ref().map(|supplier| supplier());
+        let buffer = joined.grace_period.map(|grace| {
+            let stores = versioned.as_ref().map(|(stores, _)| stores.as_slice());
+            let grace_ms = self.check_grace(&name, grace, stores);
+            (format!("{name}-Buffer"), grace_ms)
+        });
+        let versioned_getter = versioned.map(|(_, g)| g);
         let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<K>> = Rc::new(|k, _| k.cloned());
+        let buffer_store = buffer.as_ref().map(|(b, _)| b.clone());
         let mut out = stream.add_processor(
             name.clone(),
             move || StreamTableJoin {
                 key_of: key_of.clone(),
                 getter: getter.clone(),
+                versioned: versioned_getter.clone(),
                 joiner: joiner.clone(),
                 left,
+                buffer: buffer_store.clone(),
             },
             key_serde,
             None,
@@ -239,14 +307,59 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         // `doStreamTableJoin` returns an unmarked stream).
         out.repartition_required = false;
         let stores: Vec<&str> = stores.iter().map(String::as_str).collect();
+        // Kafka's buffer takes the `Joined` serdes, else the stream's.
+        let buffer_builder = buffer.map(|(b, grace_ms)| {
+            BuiltInStoreBuilder::<TimeOrderedStreamBuffer<K, V>>::new(
+                b,
+                grace_ms,
+                buffer_key_serde,
+                buffer_value_serde,
+            )
+        });
         self.builder().with_topology(|t| {
             // Kafka's ensureCopartitionWith: the stream's and the table's
             // sources must be co-partitioned.
             t.copartition(&[&stream.node, &table.node]);
+            if let Some(b) = buffer_builder {
+                t.add_state_store(b, &[&name])?;
+            }
             t.connect_processor_and_state_stores(&name, &stores)
                 .map(|_| ())
         });
         out
+    }
+
+    /// Checks a join's grace period as Kafka's `doStreamTableJoin` and
+    /// `StreamTableJoinNode` do: the table must be versioned (`stores`,
+    /// with their history retentions, are its versioned stores), and keep
+    /// at least the grace period of history; the builder fails otherwise.
+    /// Returns the grace period in milliseconds.
+    fn check_grace(&self, node: &str, grace: Duration, stores: Option<&[(String, i64)]>) -> i64 {
+        let builder = self.builder();
+        let Ok(grace_ms) = i64::try_from(grace.as_millis()) else {
+            builder.fail(StreamsError::DurationTooLarge {
+                what: "join grace period",
+                duration: grace,
+            });
+            return i64::MAX;
+        };
+        let Some(stores) = stores else {
+            builder.fail(StreamsError::JoinGraceOnUnversionedTable {
+                node: node.to_owned(),
+            });
+            return grace_ms;
+        };
+        for (store, history_retention_ms) in stores {
+            if grace_ms > *history_retention_ms {
+                builder.fail(StreamsError::JoinGraceExceedsHistoryRetention {
+                    node: node.to_owned(),
+                    store: store.clone(),
+                    grace_ms,
+                    history_retention_ms: *history_retention_ms,
+                });
+            }
+        }
+        grace_ms
     }
 
     /// Joins each record with the row of `table` under the same key,
@@ -344,6 +457,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         materialized: Option<Materialized<K, VR>>,
     ) -> KTable<K, VR> {
         let builder = self.builder.clone();
+        if let Some(m) = &materialized {
+            builder.refuse_versioned(m, "a table-table join's result store");
+        }
         // Kafka's order of names: the store (`KTABLE-MERGE-STATE-STORE-`),
         // the merge node, then the two sides; a given name takes numbers too.
         let store = materialized.map(|m| {

@@ -8,11 +8,14 @@
 
 use std::rc::Rc;
 
+use std::sync::Arc;
+
 use crate::dsl::cache::{self, CacheSlot};
-use crate::dsl::table_processors::ValueGetter;
+use crate::dsl::table_processors::{ValueGetter, VersionedValueGetter};
 use crate::error::Result;
 use crate::processor::{Processor, ProcessorContext};
-use crate::record::{Change, Record};
+use crate::record::{Change, Record, RecordMetadata};
+use crate::state::{BufferedContext, TimeOrderedStreamBuffer};
 
 /// A joiner of the left value (the side whose update is processed) with
 /// the right one (looked up), each possibly missing.
@@ -24,18 +27,58 @@ const UNKNOWN: i64 = -1;
 /// `KStream::join` / `left_join` with a table or a global table: each
 /// stream record looks its key (or the key `key_of` computes, for a
 /// global table) up in the table; table updates only change the table.
+/// A versioned table is read as of the record's timestamp (KIP-914); with
+/// a grace period (KIP-923) records first wait in the buffer `buffer`
+/// until the stream time has passed them by the grace period, and are
+/// then joined in timestamp order.
 pub(crate) struct StreamTableJoin<K, V, KT, VT, VR> {
     /// The key to look up; `None` cannot join.
     pub(crate) key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<KT>>,
     pub(crate) getter: ValueGetter<KT, VT>,
+    /// The table's rows as of a time, when it is versioned.
+    pub(crate) versioned: Option<VersionedValueGetter<KT, VT>>,
     pub(crate) joiner: Joiner<V, VT, VR>,
     pub(crate) left: bool,
+    /// The buffer of a join with a grace period.
+    pub(crate) buffer: Option<String>,
+}
+
+impl<K, V, KT, VT, VR> StreamTableJoin<K, V, KT, VT, VR>
+where
+    K: Clone + 'static,
+    V: 'static,
+    KT: 'static,
+    VT: 'static,
+    VR: Clone + 'static,
+{
+    /// Kafka's `doJoin`: looks the record's row up and forwards the result.
+    fn join(&self, ctx: &mut ProcessorContext<'_, K, VR>, record: Record<K, V>) -> Result<()> {
+        let Some(value) = &record.value else {
+            return Ok(());
+        };
+        let mapped = (self.key_of)(record.key.as_ref(), value);
+        let other = match (&mapped, &self.versioned) {
+            (Some(k), Some(versioned)) => {
+                versioned(&ctx.store_lookup(), k, record.timestamp)?.map(|(v, _)| v)
+            }
+            (Some(k), None) => (self.getter)(&ctx.store_lookup(), k)?.map(|(v, _)| v),
+            (None, _) => None,
+        };
+        if !self.left && other.is_none() {
+            return Ok(());
+        }
+        let joined = (self.joiner)(Some(value), other.as_ref());
+        if joined.is_none() {
+            return Ok(());
+        }
+        ctx.forward(record.with_value(joined))
+    }
 }
 
 impl<K, V, KT, VT, VR> Processor<K, V, K, VR> for StreamTableJoin<K, V, KT, VT, VR>
 where
     K: Clone + 'static,
-    V: 'static,
+    V: Clone + 'static,
     KT: 'static,
     VT: 'static,
     VR: Clone + 'static,
@@ -57,18 +100,50 @@ where
             ctx.count_dropped_record();
             return Ok(());
         }
-        let other = match &mapped {
-            Some(k) => (self.getter)(&ctx.store_lookup(), k)?.map(|(v, _)| v),
-            None => None,
+        let (Some(buffer), Some(key)) = (&self.buffer, &record.key) else {
+            // No grace period; or a left join's record without a key,
+            // which Kafka's buffer cannot hold (it throws): joined at once.
+            return self.join(ctx, record);
         };
-        if !self.left && other.is_none() {
-            return Ok(());
+        let meta = ctx.record_metadata();
+        let context = BufferedContext {
+            timestamp: record.timestamp,
+            offset: meta.as_ref().map_or(-1, |m| m.offset),
+            topic: meta
+                .as_ref()
+                .map_or_else(String::new, |m| m.topic.to_string()),
+            partition: meta.as_ref().map_or(-1, |m| m.partition),
+            headers: record.headers.clone(),
+        };
+        let evicted = {
+            let mut store = ctx.state_store::<TimeOrderedStreamBuffer<K, V>>(buffer)?;
+            if !store.put(key, value, context)? {
+                None
+            } else {
+                Some(store.evict()?)
+            }
+        };
+        let Some(evicted) = evicted else {
+            // Later than the grace period allows: joined at once.
+            return self.join(ctx, record);
+        };
+        for (key, value, context) in evicted {
+            let metadata = RecordMetadata {
+                topic: Arc::from(context.topic.as_str()),
+                partition: context.partition,
+                offset: context.offset,
+            };
+            let buffered = Record {
+                key: Some(key),
+                value: Some(value),
+                timestamp: context.timestamp,
+                headers: context.headers,
+            };
+            ctx.with_record_context(Some(&metadata), context.timestamp, |ctx| {
+                self.join(ctx, buffered)
+            })?;
         }
-        let joined = (self.joiner)(Some(value), other.as_ref());
-        if joined.is_none() {
-            return Ok(());
-        }
-        ctx.forward(record.with_value(joined))
+        Ok(())
     }
 }
 
@@ -114,6 +189,12 @@ where
             ctx.count_dropped_record();
             return Ok(());
         };
+        if !change.is_latest {
+            // Kafka's versioned semantics: an out-of-order update of a
+            // versioned table is skipped and counted.
+            ctx.count_dropped_record();
+            return Ok(());
+        }
         let other = (self.getter)(&ctx.store_lookup(), key)?;
         let (new_v, old_v) = (change.new.as_ref(), change.old.as_ref());
         let j = |v: Option<&V1>, o: Option<&V2>| (self.joiner)(v, o);

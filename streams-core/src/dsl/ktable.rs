@@ -4,15 +4,23 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::Rc;
 
-use crate::dsl::table_processors::{TableFilter, TableMapValues, TableToStream, ValueGetter};
+use crate::dsl::table_processors::{
+    TableFilter, TableMapValues, TableToStream, ValueGetter, VersionedValueGetter,
+};
 use crate::dsl::{KStream, Materialized, StreamsBuilder};
 use crate::processor::Processor;
 use crate::record::Change;
 use crate::serde::SerdeRef;
-use crate::state::TimestampedKeyValueStore;
+use crate::state::{TimestampedKeyValueStore, VersionedKeyValueStore};
 
 /// What a downstream operator needs from a table it looks rows up in.
 pub(crate) type GetterSupplier<K, V> = Rc<dyn Fn() -> (Vec<String>, ValueGetter<K, V>)>;
+
+/// What a stream-table join needs from a versioned table (Kafka's value
+/// getter whose `isVersioned()` is true): the versioned stores it reads,
+/// each with its history retention, and the getter of a row as of a time.
+pub(crate) type VersionedGetterSupplier<K, V> =
+    Rc<dyn Fn() -> (Vec<(String, i64)>, VersionedValueGetter<K, V>)>;
 
 /// A table: the latest value per key of a changelog stream, Kafka's
 /// `KTable<K, V>`. A `None` value (a tombstone) deletes the row, and every
@@ -46,6 +54,11 @@ pub struct KTable<K, V> {
     pub(crate) enable_old: Rc<dyn Fn()>,
     /// Reads a row by key, for joins and lookups.
     pub(crate) getter: GetterSupplier<K, V>,
+    /// Reads a row by key as of a time, when the table is versioned
+    /// (KIP-914): its rows are in a versioned store, or are computed by
+    /// filters and mappers from such a table. This is Kafka's
+    /// `isVersionedOrVersionedUpstream` of the table's node too.
+    pub(crate) versioned: Option<VersionedGetterSupplier<K, V>>,
     pub(crate) next_name: Option<String>,
 }
 
@@ -69,8 +82,19 @@ impl<K, V> KTable<K, V> {
             store: None,
             enable_old,
             getter,
+            versioned: None,
             next_name: None,
         }
+    }
+
+    /// The versioned getter, when the table is versioned.
+    #[must_use]
+    pub(crate) fn with_versioned(
+        mut self,
+        versioned: Option<VersionedGetterSupplier<K, V>>,
+    ) -> Self {
+        self.versioned = versioned;
+        self
     }
 
     /// The serdes of the table's keys and values, where known.
@@ -102,7 +126,8 @@ impl<K, V> Clone for KTable<K, V> {
             self.getter.clone(),
         )
         .with_serdes(self.key_serde.clone(), self.value_serde.clone())
-        .with_store(self.store.clone());
+        .with_store(self.store.clone())
+        .with_versioned(self.versioned.clone());
         table.next_name = self.next_name.clone();
         table
     }
@@ -131,7 +156,62 @@ pub(crate) fn store_getter<K: Ord + Clone + 'static, V: Clone + 'static>(
     })
 }
 
+/// A getter of the newest row in a versioned store.
+pub(crate) fn versioned_store_getter<K: Ord + Clone + 'static, V: Clone + 'static>(
+    store: String,
+) -> GetterSupplier<K, V> {
+    Rc::new(move || {
+        let name = store.clone();
+        let getter: ValueGetter<K, V> = Rc::new(move |lookup, key| {
+            let store = lookup.versioned::<K, V>(&name)?;
+            Ok(store.get(key).map(|r| (r.value, r.timestamp)))
+        });
+        (vec![store.clone()], getter)
+    })
+}
+
+/// A getter of rows as of a time in the versioned store `store`, which
+/// keeps `history_retention_ms` of history.
+pub(crate) fn versioned_as_of_getter<K: Ord + Clone + 'static, V: Clone + 'static>(
+    store: String,
+    history_retention_ms: i64,
+) -> VersionedGetterSupplier<K, V> {
+    Rc::new(move || {
+        let name = store.clone();
+        let getter: VersionedValueGetter<K, V> = Rc::new(move |lookup, key, as_of| {
+            let store = lookup.versioned::<K, V>(&name)?;
+            Ok(store.get_as_of(key, as_of).map(|r| (r.value, r.timestamp)))
+        });
+        (vec![(store.clone(), history_retention_ms)], getter)
+    })
+}
+
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
+    /// Whether the table is versioned (KIP-914): kept in a versioned
+    /// store, or computed without a store of its own (by `filter` or
+    /// `map_values`) from a versioned table. A stream joined with it finds
+    /// the row as of each record's timestamp. See
+    /// [the DSL's versioned tables](crate::dsl#versioned-tables).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::state::Stores;
+    /// use streams_core::{Materialized, StreamsBuilder};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let history = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60))?;
+    /// let prices = builder.table_with::<String, String>("prices", Materialized::as_(history));
+    /// assert!(prices.is_versioned());
+    /// assert!(prices.clone().filter(|_, v| !v.is_empty()).is_versioned());
+    /// // A store of another kind in between ends it.
+    /// assert!(!prices.map_values_with(|_, v| v.len() as i64, Materialized::as_("lengths")).is_versioned());
+    /// assert!(!builder.table::<String, String>("names").is_versioned());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_versioned(&self) -> bool {
+        self.versioned.is_some()
+    }
+
     /// The name of the node whose output this table is.
     pub fn node_name(&self) -> &str {
         &self.node
@@ -160,7 +240,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         (self.enable_old)();
     }
 
-    /// Adds a table operator below this table.
+    /// Adds a table operator below this table. `versioned` is the getter
+    /// as of a time the result has without a store of its own (computed
+    /// from this table's, when this one is versioned).
     #[allow(clippy::too_many_arguments)]
     fn add_table_op<VR: Clone + 'static, P, F>(
         &self,
@@ -169,6 +251,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         store: Option<(String, Materialized<K, VR>)>,
         value_serde: Option<SerdeRef<VR>>,
         getter: GetterSupplier<K, VR>,
+        versioned: Option<VersionedGetterSupplier<K, VR>>,
     ) -> KTable<K, VR>
     where
         P: Processor<K, Change<V>, K, Change<VR>>,
@@ -176,6 +259,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     {
         let send_old = Rc::new(Cell::new(false));
         let store_name = store.as_ref().map(|(n, _)| n.clone());
+        let store_versioned = store.as_ref().and_then(|(_, m)| m.versioned);
         let parent = self.node.clone();
         let (flag, sname) = (send_old.clone(), store_name.clone());
         let key_serde = self.key_serde.clone();
@@ -185,18 +269,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 move || make(flag.get(), sname.clone()),
                 &[&parent],
             )?;
-            if let Some((store, m)) = store {
-                t.add_state_store(
-                    m.store_builder::<TimestampedKeyValueStore<K, VR>>(&store, (), key_serde),
-                    &[&name],
-                )?;
+            match (store, store_versioned) {
+                (Some((store, m)), Some(params)) => {
+                    t.add_state_store(
+                        m.store_builder::<VersionedKeyValueStore<K, VR>>(&store, params, key_serde),
+                        &[&name],
+                    )?;
+                }
+                (Some((store, m)), None) => {
+                    t.add_state_store(
+                        m.store_builder::<TimestampedKeyValueStore<K, VR>>(&store, (), key_serde),
+                        &[&name],
+                    )?;
+                }
+                (None, _) => {}
             }
             Ok::<_, crate::StreamsError>(())
         });
         let upstream = self.enable_old.clone();
-        let getter = match &store_name {
-            Some(s) => store_getter::<K, VR>(s.clone()),
-            None => getter,
+        let (getter, versioned) = match (&store_name, store_versioned) {
+            (Some(s), Some(params)) => (
+                versioned_store_getter::<K, VR>(s.clone()),
+                Some(versioned_as_of_getter::<K, VR>(
+                    s.clone(),
+                    params.history_retention_ms,
+                )),
+            ),
+            (Some(s), None) => (store_getter::<K, VR>(s.clone()), None),
+            (None, _) => (getter, versioned),
         };
         let enable_old = Rc::new(move || {
             send_old.set(true);
@@ -205,6 +305,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         KTable::new(self.builder.clone(), name, enable_old, getter)
             .with_serdes(self.key_serde.clone(), value_serde)
             .with_store(store_name)
+            .with_versioned(versioned)
     }
 
     /// The store a table operation keeps its result in, and the value
@@ -250,6 +351,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             });
             (stores, g)
         });
+        let versioned = self.versioned.clone().map(|parent| {
+            let p = predicate.clone();
+            let supplier: VersionedGetterSupplier<K, V> = Rc::new(move || {
+                let (stores, inner) = parent();
+                let p = p.clone();
+                let g: VersionedValueGetter<K, V> = Rc::new(move |lookup, key, as_of| {
+                    Ok(inner(lookup, key, as_of)?.filter(|(v, _)| p(key, v) == keep_when))
+                });
+                (stores, g)
+            });
+            supplier
+        });
+        let versioned_semantics = self.versioned.is_some();
+        let versioned_store = store.as_ref().is_some_and(|(_, m)| m.is_versioned());
         let vs = given_serde.or_else(|| self.value_serde.clone());
         self.add_table_op(
             name,
@@ -259,10 +374,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 send_old,
                 store,
                 cache: Default::default(),
+                versioned_store,
+                versioned_semantics,
             },
             store,
             vs,
             getter,
+            versioned,
         )
     }
 
@@ -345,6 +463,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 Rc::new(move |lookup, key| Ok(inner(lookup, key)?.map(|(v, ts)| (m(key, &v), ts))));
             (stores, g)
         });
+        let versioned = self.versioned.clone().map(|parent| {
+            let m = mapper.clone();
+            let supplier: VersionedGetterSupplier<K, VR> = Rc::new(move || {
+                let (stores, inner) = parent();
+                let m = m.clone();
+                let g: VersionedValueGetter<K, VR> = Rc::new(move |lookup, key, as_of| {
+                    Ok(inner(lookup, key, as_of)?.map(|(v, ts)| (m(key, &v), ts)))
+                });
+                (stores, g)
+            });
+            supplier
+        });
+        let versioned_store = store.as_ref().is_some_and(|(_, m)| m.is_versioned());
         let vs = given_serde;
         self.add_table_op(
             name,
@@ -353,10 +484,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
                 send_old,
                 store,
                 cache: Default::default(),
+                versioned_store,
             },
             store,
             vs,
             getter,
+            versioned,
         )
     }
 
@@ -438,7 +571,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 }
 
-/// Builds the source table of `builder.table(..)`.
+/// Builds the source table of `builder.table(..)` (and of `to_table` and
+/// a foreign-key join's result): a `KTableSource` processor below
+/// `source`, with its store when materialized, a versioned one when
+/// `materialized` says so (then always materialized).
 pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     builder: &StreamsBuilder,
     source: &str,
@@ -447,6 +583,8 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     materialized: Materialized<K, V>,
     queryable: bool,
 ) -> KTable<K, V> {
+    let versioned = materialized.versioned;
+    let queryable = queryable || versioned.is_some();
     let send_old = Rc::new(Cell::new(false));
     let store_slot: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
     let (flag, slot) = (send_old.clone(), store_slot.clone());
@@ -459,6 +597,7 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
                 store: slot.borrow().clone(),
                 send_old: flag.get(),
                 cache: Default::default(),
+                versioned: versioned.is_some(),
             },
             &[&parent],
         )
@@ -478,10 +617,16 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
             *slot.borrow_mut() = Some(store.clone());
             let m = m.clone();
             builder.with_topology(|t| {
-                t.add_state_store(
-                    m.store_builder::<TimestampedKeyValueStore<K, V>>(&store, (), None),
-                    &[&processor],
-                )
+                match m.versioned {
+                    Some(params) => t.add_state_store(
+                        m.store_builder::<VersionedKeyValueStore<K, V>>(&store, params, None),
+                        &[&processor],
+                    ),
+                    None => t.add_state_store(
+                        m.store_builder::<TimestampedKeyValueStore<K, V>>(&store, (), None),
+                        &[&processor],
+                    ),
+                }
                 .map(|_| ())
             });
         })
@@ -493,8 +638,13 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     let m2 = materialize.clone();
     let getter: GetterSupplier<K, V> = Rc::new(move || {
         m2();
-        store_getter::<K, V>(getter_store.clone())()
+        match versioned {
+            Some(_) => versioned_store_getter::<K, V>(getter_store.clone())(),
+            None => store_getter::<K, V>(getter_store.clone())(),
+        }
     });
+    let versioned_getter = versioned
+        .map(|params| versioned_as_of_getter::<K, V>(store.clone(), params.history_retention_ms));
     let enable_old = Rc::new(move || {
         send_old.set(true);
         materialize();
@@ -502,4 +652,5 @@ pub(crate) fn source_table<K: Ord + Clone + 'static, V: Clone + 'static>(
     KTable::new(builder.clone(), processor, enable_old, getter)
         .with_serdes(materialized.key_serde, materialized.value_serde)
         .with_store(if queryable { Some(store) } else { None })
+        .with_versioned(versioned_getter)
 }

@@ -87,6 +87,66 @@
 //! Options: [`TableJoined`] (a name for every node, topic and store, and
 //! the partitioners of both topics) and [`Materialized`] for the result.
 //!
+//! # Versioned tables
+//! A table materialized in a versioned store (KIP-914), with
+//! `Materialized::as_(Stores::persistent_versioned_key_value_store(name,
+//! history))`, keeps every version of each row for its history retention,
+//! in a [`VersionedKeyValueStore`](crate::state::VersionedKeyValueStore)
+//! (Kafka's RocksDB store, in memory here), without a record cache. As in
+//! Kafka 4.4:
+//! - an update older than the row's newest version is stored as history
+//!   and still forwarded (`to_stream` passes it on), but marked as not the
+//!   newest ([`Change::is_latest`](crate::Change)): table-table joins,
+//!   foreign-key joins and `group_by` skip it (the joins count it in
+//!   `dropped_records`); an update older than the history retention is
+//!   neither stored nor forwarded, and counted;
+//! - `filter` and `map_values` without a store of their own give versioned
+//!   tables too, and with a versioned `Materialized` they keep their own
+//!   versions; a filter of a versioned table forwards a change that was and
+//!   stays filtered out (Kafka's versioned semantics);
+//! - [`KStream::join`] / [`KStream::left_join`] with a versioned table
+//!   find the row valid at each stream record's timestamp;
+//!   [`Joined::with_grace_period`] (KIP-923) holds stream records in a
+//!   buffer (`<join node>-Buffer`, with its changelog) until the stream time
+//!   has passed them by the grace period, so that late table updates are
+//!   seen, and then joins them in timestamp order. The grace period needs a
+//!   versioned table that keeps at least that much history;
+//! - `suppress` of a versioned table and a versioned global table are
+//!   refused with Kafka's messages. Aggregations and table-table joins
+//!   cannot keep their results in a versioned store here (Kafka's can): a
+//!   versioned `Materialized` for them fails the build.
+//!
+//! ```
+//! use std::time::Duration;
+//! use streams_core::state::Stores;
+//! use streams_core::Materialized;
+//! use streams_test::{TestRecord, example};
+//!
+//! let driver = example(|builder| {
+//!     let history = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60)).unwrap();
+//!     let prices = builder.table_with::<String, String>("prices", Materialized::as_(history));
+//!     builder
+//!         .stream::<String, String>("orders")
+//!         .join(&prices, |order, price| format!("{order} at {price}"))
+//!         .to("priced");
+//! });
+//! let prices = driver.input::<String, String>("prices");
+//! let orders = driver.input::<String, String>("orders");
+//! prices.pipe_key_value_at("pen", "1.00", 10);
+//! prices.pipe_key_value_at("pen", "1.20", 30);
+//! orders.pipe_key_value_at("pen", "order-1", 20); // the price as of 20
+//! prices.pipe_key_value_at("pen", "0.90", 15); // late: history only
+//! orders.pipe_key_value_at("pen", "order-2", 16);
+//! let priced = driver.output::<String, String>("priced");
+//! assert_eq!(
+//!     priced.read_records_to_list(),
+//!     [
+//!         TestRecord::key_value("pen", "order-1 at 1.00").at(20),
+//!         TestRecord::key_value("pen", "order-2 at 0.90").at(16),
+//!     ]
+//! );
+//! ```
+//!
 //! # Stream-stream joins
 //! [`KStream::join_stream`], [`KStream::left_join_stream`] and
 //! [`KStream::outer_join_stream`] join two streams within [`JoinWindows`]:
@@ -160,7 +220,9 @@ pub use grouped_table::KGroupedTable;
 pub use join::Joined;
 pub use kstream::KStream;
 pub use ktable::KTable;
-pub use options::{Branched, Consumed, Grouped, Materialized, Produced, Repartitioned};
+pub use options::{
+    Branched, Consumed, Grouped, Materialized, MaterializedAs, Produced, Repartitioned,
+};
 pub use session_windowed_stream::SessionWindowedKStream;
 pub use split::BranchedKStream;
 pub use stream_join::{JoinWindows, OUTER_JOIN_EMIT_INTERVAL_CONFIG, StreamJoined};

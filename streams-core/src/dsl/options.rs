@@ -20,7 +20,9 @@ use crate::dsl::KStream;
 use crate::processor::StreamPartitioner;
 use crate::processor::partitioner::PartitionerRef;
 use crate::serde::{Serde, SerdeRef};
-use crate::state::{BuiltInStore, BuiltInStoreBuilder};
+use crate::state::{
+    BuiltInStore, BuiltInStoreBuilder, VersionedBytesStoreSupplier, VersionedParams,
+};
 
 macro_rules! serde_options {
     ($(#[$doc:meta])* $name:ident $(, $extra:ident: $extra_ty:ty)*) => {
@@ -274,6 +276,9 @@ pub struct Materialized<K, V> {
     pub(crate) logging_config: std::collections::BTreeMap<String, String>,
     pub(crate) retention: Option<Duration>,
     pub(crate) caching: bool,
+    /// A versioned store's settings, when it was made from a
+    /// [`VersionedBytesStoreSupplier`].
+    pub(crate) versioned: Option<VersionedParams>,
 }
 
 impl<K, V> Default for Materialized<K, V> {
@@ -286,6 +291,56 @@ impl<K, V> Default for Materialized<K, V> {
             logging_config: std::collections::BTreeMap::new(),
             retention: None,
             caching: true,
+            versioned: None,
+        }
+    }
+}
+
+/// What [`Materialized::as_`] takes: a store name (`&str`, `String`), or
+/// a store supplier, whose name the store takes and whose kind it is, as
+/// Kafka's `Materialized.as(String)` and
+/// `Materialized.as(VersionedBytesStoreSupplier)`.
+#[derive(Debug, Clone)]
+pub struct MaterializedAs {
+    name: String,
+    versioned: Option<VersionedParams>,
+}
+
+impl From<&str> for MaterializedAs {
+    fn from(name: &str) -> Self {
+        MaterializedAs {
+            name: name.to_owned(),
+            versioned: None,
+        }
+    }
+}
+
+impl From<String> for MaterializedAs {
+    fn from(name: String) -> Self {
+        MaterializedAs {
+            name,
+            versioned: None,
+        }
+    }
+}
+
+impl From<&String> for MaterializedAs {
+    fn from(name: &String) -> Self {
+        MaterializedAs::from(name.as_str())
+    }
+}
+
+impl From<VersionedBytesStoreSupplier> for MaterializedAs {
+    fn from(supplier: VersionedBytesStoreSupplier) -> Self {
+        MaterializedAs::from(&supplier)
+    }
+}
+
+impl From<&VersionedBytesStoreSupplier> for MaterializedAs {
+    fn from(supplier: &VersionedBytesStoreSupplier) -> Self {
+        MaterializedAs {
+            name: supplier.name().to_owned(),
+            versioned: Some(supplier.params()),
         }
     }
 }
@@ -300,6 +355,7 @@ impl<K, V> Clone for Materialized<K, V> {
             logging_config: self.logging_config.clone(),
             retention: self.retention,
             caching: self.caching,
+            versioned: self.versioned,
         }
     }
 }
@@ -311,17 +367,47 @@ impl<K, V> fmt::Debug for Materialized<K, V> {
             .field("logging", &self.logging)
             .field("retention", &self.retention)
             .field("caching", &self.caching)
+            .field("versioned", &self.versioned)
             .finish_non_exhaustive()
     }
 }
 
 impl<K: 'static, V: 'static> Materialized<K, V> {
-    /// A store with this name.
-    pub fn as_(name: impl Into<String>) -> Self {
+    /// A store with this name, or the store a supplier describes (its
+    /// name and kind), Kafka's `Materialized.as`. With a
+    /// [`VersionedBytesStoreSupplier`] (from
+    /// [`Stores::persistent_versioned_key_value_store`](crate::state::Stores::persistent_versioned_key_value_store))
+    /// a table keeps its rows in a versioned store (KIP-914): see
+    /// [the DSL's versioned tables](crate::dsl#versioned-tables). Versioned
+    /// stores have no record cache.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::state::{StoreKind, Stores};
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     builder.table_with::<String, String>("names", Materialized::as_("names"));
+    ///     let prices = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60)).unwrap();
+    ///     builder.table_with::<String, String>("prices", Materialized::as_(prices));
+    /// });
+    /// let stores = driver.state_stores();
+    /// assert_eq!(stores["names"], StoreKind::TimestampedKeyValue);
+    /// assert_eq!(stores["prices"], StoreKind::VersionedKeyValue);
+    /// ```
+    pub fn as_(what: impl Into<MaterializedAs>) -> Self {
+        let what = what.into();
         Materialized {
-            name: Some(name.into()),
+            name: Some(what.name),
+            versioned: what.versioned,
             ..Materialized::default()
         }
+    }
+
+    /// Whether the store is a versioned one.
+    pub fn is_versioned(&self) -> bool {
+        self.versioned.is_some()
     }
 
     /// A store with a generated name and these serdes.

@@ -456,6 +456,14 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// ```
     #[must_use]
     pub fn suppress(mut self, suppressed: Suppressed<K>) -> KTable<K, V> {
+        if self.is_versioned() {
+            // Kafka's `KTableImpl.suppress` and `enableVersionedSemantics`.
+            self.builder.fail(StreamsError::VersionedNotSupported {
+                what: format!("suppress of table `{}`", self.node),
+                reason: "suppress() is only supported for non-versioned KTables \
+                         (note that version semantics might be inherited from upstream)",
+            });
+        }
         let named = suppressed.name.clone().or_else(|| self.next_name.take());
         let name = match &named {
             Some(n) => n.clone(),

@@ -10,6 +10,7 @@ use crate::dsl::cache::{self, CacheSlot};
 use crate::error::Result;
 use crate::processor::{Processor, ProcessorContext};
 use crate::record::{Change, Record};
+use crate::state::VersionedKeyValueStore;
 
 /// A table's current value for a key, as a downstream operator (a join)
 /// reads it: from a store, or computed through filters and mappers from
@@ -17,17 +18,65 @@ use crate::record::{Change, Record};
 pub(crate) type ValueGetter<K, V> =
     Rc<dyn Fn(&crate::processor::StoreLookup<'_>, &K) -> Result<Option<(V, i64)>>>;
 
+/// A versioned table's value for a key as of a time, Kafka's
+/// `KTableValueGetter.get(key, asOfTimestamp)` of a getter whose
+/// `isVersioned()` is true: from a versioned store, or computed through
+/// filters and mappers from one.
+pub(crate) type VersionedValueGetter<K, V> =
+    Rc<dyn Fn(&crate::processor::StoreLookup<'_>, &K, i64) -> Result<Option<(V, i64)>>>;
+
+/// Kafka's `KeyValueStoreWrapper.put` on a versioned store and the
+/// `TimestampedTupleForwarder` after it (versioned stores have no cache):
+/// puts `new` at the record's timestamp and, unless the put was too old
+/// to be made, forwards `Change(new, old)`, where `old` is the store's
+/// newest value before the put when `send_old`. The change is the newest
+/// version when the put was.
+fn put_versioned_and_forward<K, V, VIn>(
+    ctx: &mut ProcessorContext<'_, K, Change<V>>,
+    store: &str,
+    record: Record<K, VIn>,
+    key: &K,
+    new: Option<V>,
+    send_old: bool,
+) -> Result<()>
+where
+    K: Ord + Clone + 'static,
+    V: Clone + 'static,
+{
+    let (old, put) = {
+        let mut store = ctx.versioned_key_value_store::<K, V>(store)?;
+        let old = if send_old {
+            store.get(key).map(|r| r.value)
+        } else {
+            None
+        };
+        (old, store.put(key.clone(), new.clone(), record.timestamp)?)
+    };
+    if put == VersionedKeyValueStore::<K, V>::PUT_RETURN_CODE_NOT_PUT {
+        return Ok(());
+    }
+    let is_latest = put == VersionedKeyValueStore::<K, V>::PUT_RETURN_CODE_VALID_TO_UNDEFINED;
+    ctx.forward(record.with_value(Some(Change::new(new, old).with_is_latest(is_latest))))
+}
+
 /// `builder.table(..)`: stores each row (if materialized) and forwards
-/// the change.
+/// the change. In a versioned store (KIP-914) an update older than the
+/// row's newest version only adds history: it is forwarded marked as not
+/// the newest, with the newest value as the old one; an update older than
+/// the history retention is dropped.
 pub(crate) struct TableSource {
     pub(crate) store: Option<String>,
     pub(crate) send_old: bool,
     pub(crate) cache: CacheSlot,
+    /// Whether the store is a versioned one.
+    pub(crate) versioned: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>> for TableSource {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<V>>) -> Result<()> {
-        if let Some(store) = &self.store {
+        if let Some(store) = &self.store
+            && !self.versioned
+        {
             self.cache = cache::enable_kv::<K, V>(ctx, store, self.send_old)?;
         }
         Ok(())
@@ -47,6 +96,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, V, K, Change<V>>
             let new = record.value.clone();
             return ctx.forward(record.with_value(Some(Change::new(new, None))));
         };
+        if self.versioned {
+            let (key, new) = (key.clone(), record.value.clone());
+            return put_versioned_and_forward(ctx, store, record, &key, new, self.send_old);
+        }
         let send_old = self.send_old;
         let new = record.value.clone();
         let forwarded = new.clone();
@@ -94,6 +147,12 @@ pub(crate) struct TableFilter<K, V> {
     pub(crate) send_old: bool,
     pub(crate) store: Option<String>,
     pub(crate) cache: CacheSlot,
+    /// Whether its own store is a versioned one.
+    pub(crate) versioned_store: bool,
+    /// Kafka's `useVersionedSemantics`: the table filtered is versioned
+    /// (or reads one without a store of another kind between them), so a
+    /// change that was and stays filtered out is still forwarded.
+    pub(crate) versioned_semantics: bool,
 }
 
 impl<K, V> TableFilter<K, V> {
@@ -104,7 +163,9 @@ impl<K, V> TableFilter<K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for TableFilter<K, V> {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<V>>) -> Result<()> {
-        if let Some(store) = &self.store {
+        if let Some(store) = &self.store
+            && !self.versioned_store
+        {
             self.cache = cache::enable_kv::<K, V>(ctx, store, self.send_old)?;
         }
         Ok(())
@@ -123,23 +184,41 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for T
         } else {
             None
         };
-        let old = if self.send_old && self.compute(key, change.old.as_ref()) {
+        let key = key.clone();
+        if let (Some(store), true) = (&self.store, self.versioned_store) {
+            // Kafka's old value of a materialized filter: its store's.
+            let old = if self.send_old {
+                ctx.versioned_key_value_store::<K, V>(store)?
+                    .get(&key)
+                    .map(|r| r.value)
+            } else {
+                None
+            };
+            if !self.versioned_semantics && self.send_old && old.is_none() && new.is_none() {
+                return Ok(());
+            }
+            let store = store.clone();
+            return put_versioned_and_forward(ctx, &store, record, &key, new, self.send_old);
+        }
+        let old = if self.send_old && self.compute(&key, change.old.as_ref()) {
             change.old.clone()
         } else {
             None
         };
-        if self.send_old && old.is_none() && new.is_none() {
+        if !self.versioned_semantics && self.send_old && old.is_none() && new.is_none() {
             // Nothing was there and nothing is: nothing to say.
             return Ok(());
         }
-        let key = key.clone();
+        // A store of its own makes this the newest version; without one
+        // the change is what it was upstream.
+        let is_latest = self.store.is_some() || change.is_latest;
         write_result(
             ctx,
             &self.cache,
             &self.store,
             record,
             &key,
-            Change::new(new, old),
+            Change::new(new, old).with_is_latest(is_latest),
         )
     }
 }
@@ -150,13 +229,17 @@ pub(crate) struct TableMapValues<K, V, VR> {
     pub(crate) send_old: bool,
     pub(crate) store: Option<String>,
     pub(crate) cache: CacheSlot,
+    /// Whether its own store is a versioned one.
+    pub(crate) versioned_store: bool,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static, VR: Clone + 'static>
     Processor<K, Change<V>, K, Change<VR>> for TableMapValues<K, V, VR>
 {
     fn init(&mut self, ctx: &mut ProcessorContext<'_, K, Change<VR>>) -> Result<()> {
-        if let Some(store) = &self.store {
+        if let Some(store) = &self.store
+            && !self.versioned_store
+        {
             self.cache = cache::enable_kv::<K, VR>(ctx, store, self.send_old)?;
         }
         Ok(())
@@ -171,12 +254,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VR: Clone + 'static>
             return Ok(());
         };
         let new = change.new.as_ref().map(|v| (self.mapper)(key, v));
+        let key = key.clone();
+        if let (Some(store), true) = (&self.store, self.versioned_store) {
+            let store = store.clone();
+            return put_versioned_and_forward(ctx, &store, record, &key, new, self.send_old);
+        }
         let old = if self.send_old {
-            change.old.as_ref().map(|v| (self.mapper)(key, v))
+            change.old.as_ref().map(|v| (self.mapper)(&key, v))
         } else {
             None
         };
-        let key = key.clone();
+        let is_latest = self.store.is_some() || change.is_latest;
         let record = record.with_value(None::<Change<VR>>);
         write_result(
             ctx,
@@ -184,7 +272,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VR: Clone + 'static>
             &self.store,
             record,
             &key,
-            Change::new(new, old),
+            Change::new(new, old).with_is_latest(is_latest),
         )
     }
 }
@@ -277,6 +365,11 @@ impl<K: 'static, V: 'static, KR: Clone + PartialEq + 'static, VR: Clone + 'stati
         let (Some(key), Some(change)) = (&record.key, &record.value) else {
             return Ok(());
         };
+        if !change.is_latest {
+            // Kafka's versioned semantics: an out-of-order update of a
+            // versioned table changes no group.
+            return Ok(());
+        }
         let new = change.new.as_ref().map(|v| (self.selector)(key, v));
         let old = change.old.as_ref().map(|v| (self.selector)(key, v));
         let at = |k: KR, c: Change<VR>| Record {

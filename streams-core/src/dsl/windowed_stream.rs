@@ -260,6 +260,10 @@ where
         grouped,
         repartition_required,
     } = grouped;
+    stream.builder().refuse_versioned(
+        &plan.materialized,
+        &format!("window store `{}`", plan.store),
+    );
     // As Kafka's `NamedInternal.orElseGenerateWithPrefix`: a given name
     // takes no number.
     let name = stream.take_name_or_number(plan.prefix);

@@ -321,11 +321,7 @@ impl StreamTask {
         }
         let collector = Rc::new(RefCell::new(RecordCollector::default()));
         let record_timestamp = Rc::new(Cell::new(-1));
-        let store_context = StoreContext {
-            collector: collector.clone(),
-            timestamp: record_timestamp.clone(),
-            application_id: app.to_owned(),
-        };
+        let store_context = StoreContext::new(collector.clone(), record_timestamp.clone(), app);
         let mut stores = Vec::new();
         for def in topology.store_builders() {
             let used = defs
@@ -392,6 +388,7 @@ impl StreamTask {
                 punctuations: Default::default(),
                 metrics: Cell::new(TaskMetrics::default()),
                 dropped_by_node: RefCell::new(Vec::new()),
+                dropped_by_store: store_context.dropped.clone(),
                 config: config.clone(),
                 commit_hooks: RefCell::new(Vec::new()),
                 store_shared: RefCell::default(),
@@ -724,7 +721,7 @@ impl StreamTask {
 
     /// What the task processed and dropped so far.
     pub fn metrics(&self) -> TaskMetrics {
-        self.state.metrics.get()
+        self.state.metrics()
     }
 
     /// Where [`TaskMetrics::dropped_records`] came from: the nodes that

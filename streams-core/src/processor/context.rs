@@ -12,7 +12,7 @@ use crate::error::{Result, StreamsError, TopologyError};
 use crate::record::{Record, RecordMetadata};
 use crate::state::{
     KeyValueStore, SessionStore, StateStore, TimestampedKeyValueStore, TimestampedWindowStore,
-    WindowStore,
+    VersionedKeyValueStore, WindowStore,
 };
 
 /// Which clock drives a punctuation, Kafka's `PunctuationType`.
@@ -235,6 +235,61 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
             .typed::<_, KS, VS>("timestamped key-value store", name)
     }
 
+    /// The versioned key-value store `name`, which must be connected to
+    /// this processor (Kafka's `getStateStore` cast to a
+    /// `VersionedKeyValueStore`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::processor::{Processor, ProcessorContext};
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::state::Stores;
+    /// use streams_core::{Record, Result, Topology};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// /// Keeps each price as a version and forwards the price one
+    /// /// millisecond earlier, if there was one.
+    /// struct Prices;
+    /// impl Processor<String, String, String, String> for Prices {
+    ///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, r: Record<String, String>) -> Result<()> {
+    ///         let Some(key) = r.key.clone() else { return Ok(()) };
+    ///         let before = {
+    ///             let mut store = ctx.versioned_key_value_store::<String, String>("prices")?;
+    ///             store.put(key, r.value.clone(), r.timestamp)?;
+    ///             store.get_as_of(r.key.as_ref().unwrap(), r.timestamp - 1)
+    ///         };
+    ///         match before {
+    ///             Some(v) => ctx.forward(r.with_value(Some(v.value))),
+    ///             None => Ok(()),
+    ///         }
+    ///     }
+    /// }
+    /// let supplier = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60))?;
+    /// let mut topology = Topology::new();
+    /// topology
+    ///     .add_source::<String, String>("in", "prices")?
+    ///     .add_processor("prices", || Prices, &["in"])?
+    ///     .add_state_store(Stores::versioned_key_value_store_builder(supplier, StringSerde, StringSerde), &["prices"])?
+    ///     .add_sink::<String, String>("out", "previous", &["prices"])?;
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// let prices = driver.create_input_topic("prices", StringSerde, StringSerde);
+    /// prices.pipe_key_value_at("pen", "1.00", 10);
+    /// prices.pipe_key_value_at("pen", "1.20", 20);
+    /// let previous = driver.create_output_topic("previous", StringSerde, StringSerde);
+    /// assert_eq!(previous.read_value(), Some("1.00".to_string()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ProcessorContext::key_value_store`].
+    pub fn versioned_key_value_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, VersionedKeyValueStore<KS, VS>>> {
+        self.store_lookup()
+            .typed::<_, KS, VS>("versioned key-value store", name)
+    }
+
     /// The window store `name`, which must be connected to this processor.
     ///
     /// # Errors
@@ -402,6 +457,15 @@ impl<'a> StoreLookup<'a> {
         name: &str,
     ) -> Result<RefMut<'a, SessionStore<KS, VS>>> {
         self.typed::<_, KS, VS>("session store", name)
+    }
+
+    /// The versioned key-value store `name`, for the value getters of
+    /// versioned tables.
+    pub(crate) fn versioned<KS: Ord + Clone + 'static, VS: Clone + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<RefMut<'a, VersionedKeyValueStore<KS, VS>>> {
+        self.typed::<_, KS, VS>("versioned key-value store", name)
     }
 
     /// The timestamped key-value store `name`, for the value getters of tables.

@@ -132,6 +132,9 @@ pub(crate) struct TaskState {
     /// Records dropped per node (by node index): where the task's
     /// `dropped_records` came from.
     pub(crate) dropped_by_node: RefCell<Vec<u64>>,
+    /// Records dropped by stores (a versioned store's expired puts), by
+    /// store name: shared with the stores' `StoreContext`.
+    pub(crate) dropped_by_store: Rc<RefCell<std::collections::BTreeMap<String, u64>>>,
     pub(crate) config: StreamsConfig,
     /// What runs at each commit, in store order: the flushes of the DSL's
     /// record caches.
@@ -382,7 +385,10 @@ impl TaskState {
         self.begin_unit();
         let result = match self.nodes[node].try_borrow_mut() {
             Ok(mut guard) => {
-                let metadata = self.current.borrow();
+                // A copy, not a borrow: a processor may run code as of
+                // another record (`with_record_context`, as a stream-table
+                // join releasing buffered records does).
+                let metadata = self.current.borrow().clone();
                 guard.process_raw(self, node, &metadata, record)
             }
             Err(_) => Err(StreamsError::Reentrant {
@@ -459,15 +465,29 @@ impl TaskState {
         by_node[node] += 1;
     }
 
-    /// The nodes that dropped records, by name, with how many each.
+    /// The nodes (and stores) that dropped records, by name, with how
+    /// many each.
     pub(crate) fn dropped_records_by_node(&self) -> std::collections::BTreeMap<String, u64> {
-        self.dropped_by_node
+        let mut by_name: std::collections::BTreeMap<String, u64> = self
+            .dropped_by_node
             .borrow()
             .iter()
             .enumerate()
             .filter(|(_, n)| **n > 0)
             .map(|(i, n)| (self.node_name(i).to_owned(), *n))
-            .collect()
+            .collect();
+        for (store, n) in self.dropped_by_store.borrow().iter() {
+            *by_name.entry(store.clone()).or_default() += n;
+        }
+        by_name
+    }
+
+    /// What the task processed and dropped so far, the records its stores
+    /// dropped included.
+    pub(crate) fn metrics(&self) -> TaskMetrics {
+        let mut metrics = self.metrics.get();
+        metrics.dropped_records += self.dropped_by_store.borrow().values().sum::<u64>();
+        metrics
     }
 
     pub(crate) fn schedule(

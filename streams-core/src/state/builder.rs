@@ -78,15 +78,29 @@ pub trait MakeStore: StateStore + Sized {
     fn retention_ms(_params: &Self::Params) -> Option<i64> {
         None
     }
+
+    /// How long a versioned kind keeps its history: its changelog then
+    /// keeps records at least that plus a day before compacting them
+    /// (`min.compaction.lag.ms`), as Kafka Streams'
+    /// `VersionedChangelogTopicConfig` sets it. `None` for other kinds.
+    fn min_compaction_lag_ms(_params: &Self::Params) -> Option<i64> {
+        None
+    }
 }
 
 /// Kafka Streams' default `windowstore.changelog.additional.retention.ms`:
 /// a windowed store's changelog keeps a day more than the store.
 pub(crate) const WINDOWSTORE_CHANGELOG_ADDITIONAL_RETENTION_MS: i64 = 24 * 60 * 60 * 1000;
 
+/// Kafka Streams' `VERSIONED_STORE_CHANGE_LOG_ADDITIONAL_COMPACTION_LAG_MS`:
+/// a versioned store's changelog compacts nothing younger than its
+/// history retention plus a day.
+pub(crate) const VERSIONED_STORE_CHANGELOG_ADDITIONAL_COMPACTION_LAG_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// A built-in store, which [`BuiltInStoreBuilder`] builds: the key-value,
-/// window and session stores, plain and timestamped, and the buffer of
-/// `suppress`. Sealed.
+/// window and session stores, plain and timestamped, the versioned
+/// key-value store, and the buffers of `suppress` and of a stream-table
+/// join with a grace period. Sealed.
 pub trait BuiltInStore: MakeStore {}
 
 impl<S: MakeStore> BuiltInStore for S {}
@@ -198,6 +212,13 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
                 "retention.ms".to_owned(),
                 retention
                     .saturating_add(WINDOWSTORE_CHANGELOG_ADDITIONAL_RETENTION_MS)
+                    .to_string(),
+            );
+        }
+        if let Some(lag) = S::min_compaction_lag_ms(&self.params) {
+            config.insert(
+                "min.compaction.lag.ms".to_owned(),
+                lag.saturating_add(VERSIONED_STORE_CHANGELOG_ADDITIONAL_COMPACTION_LAG_MS)
                     .to_string(),
             );
         }

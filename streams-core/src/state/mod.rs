@@ -11,6 +11,13 @@
 //! the store's content, and [`KeyValueStore::restore`] rebuilds a store
 //! from them.
 //!
+//! The kinds: [`KeyValueStore`] and [`TimestampedKeyValueStore`],
+//! [`WindowStore`] and [`TimestampedWindowStore`], [`SessionStore`],
+//! [`VersionedKeyValueStore`] (every version of a key for a history
+//! retention, KIP-889; see [`Stores::persistent_versioned_key_value_store`]),
+//! and the buffers of `suppress` ([`TimeOrderedKeyValueBuffer`]) and of a
+//! stream-table join with a grace period ([`TimeOrderedStreamBuffer`]).
+//!
 //! ```
 //! use streams_core::processor::{Processor, ProcessorContext};
 //! use streams_core::serde::{I64Serde, StringSerde};
@@ -46,6 +53,8 @@ mod builder;
 mod key_value;
 mod session;
 mod time_ordered_buffer;
+mod time_ordered_stream_buffer;
+mod versioned;
 mod window;
 
 pub use builder::{BuiltInStore, BuiltInStoreBuilder};
@@ -54,6 +63,9 @@ pub use key_value::{KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
 pub use session::{SessionStore, SessionStoreBuilder};
 pub use time_ordered_buffer::TimeOrderedKeyValueBuffer;
 pub(crate) use time_ordered_buffer::{BufferedContext, buffer_full};
+pub use time_ordered_stream_buffer::TimeOrderedStreamBuffer;
+pub(crate) use versioned::VersionedParams;
+pub use versioned::{VersionedBytesStoreSupplier, VersionedKeyValueStore, VersionedRecord};
 pub use window::{TimestampedWindowStore, WindowStore, WindowStoreBuilder};
 pub(crate) use window::{WindowParams, WindowSettings};
 
@@ -75,6 +87,9 @@ pub struct StoreContext {
     pub(crate) collector: Rc<RefCell<RecordCollector>>,
     pub(crate) timestamp: Rc<Cell<i64>>,
     pub(crate) application_id: String,
+    /// Records the stores dropped (a versioned store's expired puts), by
+    /// store: the task adds them to its `dropped-records-total`.
+    pub(crate) dropped: Rc<RefCell<std::collections::BTreeMap<String, u64>>>,
 }
 
 impl fmt::Debug for StoreContext {
@@ -86,6 +101,32 @@ impl fmt::Debug for StoreContext {
 }
 
 impl StoreContext {
+    /// A context that logs to `collector`, stamping changelog records with
+    /// `timestamp` unless told otherwise.
+    pub(crate) fn new(
+        collector: Rc<RefCell<RecordCollector>>,
+        timestamp: Rc<Cell<i64>>,
+        application_id: &str,
+    ) -> Self {
+        StoreContext {
+            collector,
+            timestamp,
+            application_id: application_id.to_owned(),
+            dropped: Rc::default(),
+        }
+    }
+
+    /// Counts a record that store `store` dropped in the task's
+    /// `dropped-records-total` (Kafka's stores record it in the task's
+    /// dropped-records sensor).
+    pub fn count_dropped(&self, store: &str) {
+        *self
+            .dropped
+            .borrow_mut()
+            .entry(store.to_owned())
+            .or_default() += 1;
+    }
+
     /// The `application.id`.
     pub fn application_id(&self) -> &str {
         &self.application_id
@@ -320,6 +361,89 @@ impl Stores {
         BuiltInStoreBuilder::new(
             name,
             (),
+            Some(Arc::new(key_serde)),
+            Some(Arc::new(value_serde)),
+        )
+    }
+}
+
+impl Stores {
+    /// A versioned key-value store named `name` keeping
+    /// `history_retention` of history, Kafka's
+    /// `persistentVersionedKeyValueStore(name, historyRetention)`, with
+    /// Kafka's default segment interval for it. Kafka's store is RocksDB;
+    /// this one keeps Kafka's name and rules but lives in memory (see
+    /// [`VersionedKeyValueStore`]). Give it to
+    /// [`Stores::versioned_key_value_store_builder`] for the Processor API,
+    /// or to [`Materialized::as_`](crate::dsl::Materialized::as_) for a
+    /// DSL table.
+    ///
+    /// A [`Duration`](std::time::Duration) cannot be negative; for a
+    /// retention in signed milliseconds (and Kafka's refusal of a negative
+    /// one) see [`VersionedBytesStoreSupplier::of_millis`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::state::Stores;
+    ///
+    /// let supplier = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(3600))?;
+    /// assert_eq!((supplier.name(), supplier.history_retention_ms(), supplier.segment_interval_ms()), ("prices", 3_600_000, 300_000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A retention of more milliseconds than an `i64` holds.
+    pub fn persistent_versioned_key_value_store(
+        name: &str,
+        history_retention: std::time::Duration,
+    ) -> Result<VersionedBytesStoreSupplier> {
+        VersionedBytesStoreSupplier::of_durations(name, history_retention, None)
+    }
+
+    /// As [`Stores::persistent_versioned_key_value_store`], with a segment
+    /// interval, Kafka's `persistentVersionedKeyValueStore(name,
+    /// historyRetention, segmentInterval)`. The in-memory store does not
+    /// use segments: the interval changes nothing you can see.
+    ///
+    /// # Errors
+    /// A zero segment interval (Kafka's "segmentInterval cannot be zero or
+    /// negative"), or a duration of more milliseconds than an `i64` holds.
+    pub fn persistent_versioned_key_value_store_with_segment_interval(
+        name: &str,
+        history_retention: std::time::Duration,
+        segment_interval: std::time::Duration,
+    ) -> Result<VersionedBytesStoreSupplier> {
+        VersionedBytesStoreSupplier::of_durations(name, history_retention, Some(segment_interval))
+    }
+
+    /// A builder of [`VersionedKeyValueStore`]s as `supplier` describes,
+    /// whose changelog uses these serdes, Kafka's
+    /// `versionedKeyValueStoreBuilder`. The changelog topic keeps records
+    /// for the history retention plus a day before compacting them
+    /// (`min.compaction.lag.ms`), as Kafka sets it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::{StoreBuilder, Stores};
+    ///
+    /// let supplier = Stores::persistent_versioned_key_value_store("prices", Duration::from_secs(60))?;
+    /// let builder = Stores::versioned_key_value_store_builder(supplier, StringSerde, I64Serde);
+    /// assert_eq!(builder.changelog_config()["min.compaction.lag.ms"], "86460000");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn versioned_key_value_store_builder<K, V>(
+        supplier: VersionedBytesStoreSupplier,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> BuiltInStoreBuilder<VersionedKeyValueStore<K, V>>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        BuiltInStoreBuilder::new(
+            supplier.name(),
+            supplier.params(),
             Some(Arc::new(key_serde)),
             Some(Arc::new(value_serde)),
         )

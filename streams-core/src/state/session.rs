@@ -458,11 +458,7 @@ mod tests {
 
     fn logged(retention: i64) -> (SessionStore<String, i64>, Rc<RefCell<RecordCollector>>) {
         let produced = Rc::new(RefCell::new(RecordCollector::default()));
-        let ctx = StoreContext {
-            collector: produced.clone(),
-            timestamp: Rc::new(Cell::new(3)),
-            application_id: "app".into(),
-        };
+        let ctx = StoreContext::new(produced.clone(), Rc::new(Cell::new(3)), "app");
         let mut s = store(retention);
         let _ = s.init(&ctx);
         (s, produced)

@@ -152,14 +152,14 @@ impl<'a> Reader<'a> {
 /// One buffered update, Kafka's `BufferValue`: serialized values and the
 /// context of the record that brought it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct BufferValue {
-    prior: Option<Vec<u8>>,
-    old: Option<Vec<u8>>,
-    new: Option<Vec<u8>>,
+pub(super) struct BufferValue {
+    pub(super) prior: Option<Vec<u8>>,
+    pub(super) old: Option<Vec<u8>>,
+    pub(super) new: Option<Vec<u8>>,
     /// Whether `old` is the prior value itself (Kafka compares the arrays
     /// by identity when estimating the size).
-    old_is_prior: bool,
-    context: BufferedContext,
+    pub(super) old_is_prior: bool,
+    pub(super) context: BufferedContext,
 }
 
 impl BufferValue {
@@ -172,7 +172,7 @@ impl BufferValue {
     }
 
     /// The changelog value: Kafka's `BufferValue.serialize` and the buffer time.
-    fn serialize(&self, time: i64) -> Vec<u8> {
+    pub(super) fn serialize(&self, time: i64) -> Vec<u8> {
         let mut out = Vec::new();
         self.context.serialize(&mut out);
         put_bytes(&mut out, self.prior.as_deref());
@@ -188,7 +188,7 @@ impl BufferValue {
         out
     }
 
-    fn deserialize(bytes: &[u8]) -> Option<(BufferValue, i64)> {
+    pub(super) fn deserialize(bytes: &[u8]) -> Option<(BufferValue, i64)> {
         let mut r = Reader { bytes };
         let context = BufferedContext::deserialize(&mut r)?;
         let prior = r.bytes()?.map(<[u8]>::to_vec);
@@ -509,7 +509,7 @@ pub(crate) fn buffer_full(
 
 /// Kafka's `RecordBatch.NO_TIMESTAMP`: the buffer's changelog records
 /// carry none.
-const NO_TIMESTAMP: i64 = -1;
+pub(super) const NO_TIMESTAMP: i64 = -1;
 
 /// The keys changed since the last flush, iterated as Kafka iterates its
 /// `HashSet<Bytes>` of them, so that the changelog gets them in Kafka's
@@ -603,11 +603,7 @@ mod tests {
         Rc<RefCell<RecordCollector>>,
     ) {
         let produced = Rc::new(RefCell::new(RecordCollector::default()));
-        let ctx = StoreContext {
-            collector: produced.clone(),
-            timestamp: Rc::new(Cell::new(0)),
-            application_id: "app".into(),
-        };
+        let ctx = StoreContext::new(produced.clone(), Rc::new(Cell::new(0)), "app");
         let mut b = TimeOrderedKeyValueBuffer::new(
             "buf",
             Changelog::new(Arc::new(StringSerde), Arc::new(I64Serde)),

@@ -789,11 +789,7 @@ mod tests {
         let produced = Rc::new(RefCell::new(RecordCollector::default()));
         let timestamp = Rc::new(Cell::new(0));
         (
-            StoreContext {
-                collector: produced.clone(),
-                timestamp: timestamp.clone(),
-                application_id: "app".into(),
-            },
+            StoreContext::new(produced.clone(), timestamp.clone(), "app"),
             produced,
             timestamp,
         )

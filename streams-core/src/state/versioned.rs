@@ -1,0 +1,527 @@
+//! Versioned key-value stores (KIP-889): see [`VersionedKeyValueStore`].
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Bound;
+use std::time::Duration;
+
+use super::{Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts};
+use crate::error::{Result, StreamsError};
+use crate::record::RawRecord;
+
+/// A value and the time from which it is valid, Kafka's `VersionedRecord`:
+/// what a [`VersionedKeyValueStore`] returns.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VersionedRecord<V> {
+    /// The value.
+    pub value: V,
+    /// The timestamp the value was put with: it is valid from then on.
+    pub timestamp: i64,
+    /// Until when the value was valid (exclusive), when a newer version
+    /// ended it; `None` for the newest version.
+    ///
+    /// Kafka's typed store (`MeteredVersionedKeyValueStore`) leaves it
+    /// empty in what it returns; its bytes store (`RocksDBVersionedStore`)
+    /// fills it as this one does.
+    pub valid_to: Option<i64>,
+}
+
+impl<V> VersionedRecord<V> {
+    /// A version valid from `timestamp` on, with no known end.
+    pub fn new(value: V, timestamp: i64) -> Self {
+        VersionedRecord {
+            value,
+            timestamp,
+            valid_to: None,
+        }
+    }
+
+    /// A version valid from `timestamp` until `valid_to` (exclusive).
+    pub fn with_valid_to(value: V, timestamp: i64, valid_to: i64) -> Self {
+        VersionedRecord {
+            value,
+            timestamp,
+            valid_to: Some(valid_to),
+        }
+    }
+}
+
+/// What a versioned store is built from besides its name: its history
+/// retention and segment interval, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionedParams {
+    pub(crate) history_retention_ms: i64,
+    pub(crate) segment_interval_ms: i64,
+}
+
+/// Kafka's `RocksDbVersionedKeyValueBytesStoreSupplier.defaultSegmentInterval`.
+fn default_segment_interval(history_retention_ms: i64) -> i64 {
+    if history_retention_ms <= 60_000 {
+        (history_retention_ms / 3).max(2_000)
+    } else if history_retention_ms <= 300_000 {
+        (history_retention_ms / 5).max(20_000)
+    } else if history_retention_ms <= 3_600_000 {
+        (history_retention_ms / 12).max(60_000)
+    } else {
+        (history_retention_ms / 24).max(300_000)
+    }
+}
+
+/// A versioned store's name and settings, Kafka's
+/// `VersionedBytesStoreSupplier`: made by
+/// [`Stores::persistent_versioned_key_value_store`](super::Stores::persistent_versioned_key_value_store),
+/// given to [`Stores::versioned_key_value_store_builder`](super::Stores::versioned_key_value_store_builder)
+/// or to [`Materialized::as_`](crate::dsl::Materialized::as_) for a DSL table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionedBytesStoreSupplier {
+    name: String,
+    params: VersionedParams,
+}
+
+impl VersionedBytesStoreSupplier {
+    /// A supplier of stores named `name` keeping `history_retention_ms`
+    /// of history, in segments of `segment_interval_ms` (Kafka's default
+    /// for the retention when `None`). For durations in signed
+    /// milliseconds, as Java code has them; the [`Stores`](super::Stores)
+    /// constructors take a [`Duration`].
+    ///
+    /// ```
+    /// use streams_core::state::VersionedBytesStoreSupplier;
+    ///
+    /// let supplier = VersionedBytesStoreSupplier::of_millis("s", 300_000, None)?;
+    /// assert_eq!((supplier.history_retention_ms(), supplier.segment_interval_ms()), (300_000, 60_000));
+    /// let err = VersionedBytesStoreSupplier::of_millis("s", -1, None).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "versioned store `s`: historyRetention cannot be negative (was -1 ms); give a history retention of zero or more"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A negative history retention, or a segment interval below 1 ms,
+    /// each with Kafka's message.
+    pub fn of_millis(
+        name: &str,
+        history_retention_ms: i64,
+        segment_interval_ms: Option<i64>,
+    ) -> Result<Self> {
+        if history_retention_ms < 0 {
+            return Err(StreamsError::InvalidVersionedStore {
+                store: name.to_owned(),
+                problem: "historyRetention cannot be negative",
+                millis: history_retention_ms,
+                fix: "give a history retention of zero or more",
+            });
+        }
+        let segment_interval_ms =
+            segment_interval_ms.unwrap_or_else(|| default_segment_interval(history_retention_ms));
+        if segment_interval_ms < 1 {
+            return Err(StreamsError::InvalidVersionedStore {
+                store: name.to_owned(),
+                problem: "segmentInterval cannot be zero or negative",
+                millis: segment_interval_ms,
+                fix: "give a segment interval of 1 ms or more",
+            });
+        }
+        Ok(VersionedBytesStoreSupplier {
+            name: name.to_owned(),
+            params: VersionedParams {
+                history_retention_ms,
+                segment_interval_ms,
+            },
+        })
+    }
+
+    pub(crate) fn of_durations(
+        name: &str,
+        history_retention: Duration,
+        segment_interval: Option<Duration>,
+    ) -> Result<Self> {
+        let millis = |what: &'static str, d: Duration| {
+            i64::try_from(d.as_millis())
+                .map_err(|_| StreamsError::DurationTooLarge { what, duration: d })
+        };
+        let history = millis("history retention", history_retention)?;
+        let segment = segment_interval
+            .map(|d| millis("segment interval", d))
+            .transpose()?;
+        Self::of_millis(name, history, segment)
+    }
+
+    /// The name of the stores.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How long versions are kept, in milliseconds.
+    pub fn history_retention_ms(&self) -> i64 {
+        self.params.history_retention_ms
+    }
+
+    /// How long a segment is, in milliseconds (Kafka's default
+    /// for the retention unless given). It changes nothing you can see
+    /// here: this store keeps versions per key, not in segments.
+    pub fn segment_interval_ms(&self) -> i64 {
+        self.params.segment_interval_ms
+    }
+
+    pub(crate) fn params(&self) -> VersionedParams {
+        self.params
+    }
+}
+
+/// The versions of one key, by timestamp; `None` is a tombstone.
+type Versions<V> = BTreeMap<i64, Option<V>>;
+
+/// A versioned key-value store (KIP-889), Kafka's
+/// `VersionedKeyValueStore`: every value a key had, each with the
+/// timestamp from which it was valid, kept for a history retention.
+///
+/// Kafka's only implementation is `RocksDBVersionedStore`, built by
+/// `Stores.persistentVersionedKeyValueStore`; this crate is in memory, so
+/// [`Stores::persistent_versioned_key_value_store`](super::Stores::persistent_versioned_key_value_store)
+/// keeps Kafka's name and Kafka's rules but holds the versions in memory.
+/// The rules, from `RocksDBVersionedStore`:
+///
+/// - A put or delete at a timestamp older than the *observed stream time*
+///   (the largest timestamp put so far) minus the history retention is
+///   expired: nothing changes, the put returns
+///   [`PUT_RETURN_CODE_NOT_PUT`](VersionedKeyValueStore::PUT_RETURN_CODE_NOT_PUT)
+///   and the task's `dropped-records-total` counts it. The history retention
+///   is also the grace period.
+/// - Otherwise the version is inserted where its timestamp puts it (or
+///   replaces the one at the same timestamp), and the observed stream
+///   time moves up to its timestamp; a tombstone (a `None` value,
+///   or a delete) is a version too, which ends the one before it. A put
+///   returns the timestamp of the next newer version, until which the new
+///   one is valid, or
+///   [`PUT_RETURN_CODE_VALID_TO_UNDEFINED`](VersionedKeyValueStore::PUT_RETURN_CODE_VALID_TO_UNDEFINED)
+///   (-1) when it is the newest.
+/// - [`get`](VersionedKeyValueStore::get) gives the newest version, unless
+///   it is a tombstone. [`get_as_of`](VersionedKeyValueStore::get_as_of)
+///   gives the version valid at a time: within the history retention
+///   (`as_of` at least the observed stream time minus the retention), the
+///   newest version at or before `as_of`; further back only the newest
+///   version is still known, and it is returned if it is old enough.
+///
+/// The changelog gets every put and delete as Kafka's
+/// `ChangeLoggingVersionedKeyValueBytesStore` writes it: the key and value
+/// bytes (no value for a tombstone) at the version's timestamp, expired
+/// ones included; restoring replays them through the same rules. Versioned
+/// stores have no record cache.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::state::{Stores, StoreBuilder, VersionedKeyValueStore, VersionedRecord};
+/// use streams_core::serde::StringSerde;
+/// use streams_core::StreamsConfig;
+///
+/// let supplier = Stores::persistent_versioned_key_value_store("prices", Duration::from_millis(100))?;
+/// let builder = Stores::versioned_key_value_store_builder(supplier, StringSerde, StringSerde);
+/// let mut boxed = builder.build(&StreamsConfig::default())?;
+/// let store = boxed.as_any_mut().downcast_mut::<VersionedKeyValueStore<String, String>>().ok_or("type")?;
+/// let pen = "pen".to_string();
+/// assert_eq!(store.put(pen.clone(), Some("1.00".into()), 10)?, -1); // the newest version
+/// assert_eq!(store.put(pen.clone(), Some("1.20".into()), 30)?, -1);
+/// assert_eq!(store.put(pen.clone(), Some("0.90".into()), 20)?, 30); // valid until 30
+/// assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
+/// assert_eq!(store.get_as_of(&pen, 5), None);
+/// store.put("ink".into(), Some("3.00".into()), 200)?; // stream time 200: history back to 100
+/// assert_eq!(store.put(pen.clone(), Some("late".into()), 99)?, VersionedKeyValueStore::<String, String>::PUT_RETURN_CODE_NOT_PUT);
+/// assert_eq!(store.get_as_of(&pen, 25), None); // beyond the history retention
+/// assert_eq!(store.get_as_of(&pen, 150), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Keys are ordered by `Ord`, which only `Debug` shows: a versioned store
+/// has no range queries.
+pub struct VersionedKeyValueStore<K, V> {
+    name: String,
+    params: VersionedParams,
+    /// The largest timestamp put (or restored), Kafka's `observedStreamTime`.
+    observed_stream_time: i64,
+    keys: BTreeMap<K, Versions<V>>,
+    changelog: Changelog<K, V>,
+    /// Where expired puts are counted, once the task started.
+    context: Option<StoreContext>,
+    /// The segment of the oldest time still in the history at the last
+    /// sweep of every key.
+    swept_segment: i64,
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> {
+    /// What [`put`](Self::put) returns when the new version is the newest:
+    /// its validity has no end yet.
+    pub const PUT_RETURN_CODE_VALID_TO_UNDEFINED: i64 = -1;
+    /// What [`put`](Self::put) returns when the put was older than the
+    /// history retention allows, and was not made.
+    pub const PUT_RETURN_CODE_NOT_PUT: i64 = i64::MIN;
+
+    pub(crate) fn new(name: &str, params: VersionedParams, changelog: Changelog<K, V>) -> Self {
+        VersionedKeyValueStore {
+            name: name.to_owned(),
+            params,
+            observed_stream_time: -1,
+            keys: BTreeMap::new(),
+            changelog,
+            context: None,
+            swept_segment: i64::MIN,
+        }
+    }
+
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How long versions are kept, in milliseconds.
+    pub fn history_retention_ms(&self) -> i64 {
+        self.params.history_retention_ms
+    }
+
+    /// The segment interval it was built with, in milliseconds.
+    pub fn segment_interval_ms(&self) -> i64 {
+        self.params.segment_interval_ms
+    }
+
+    /// The largest timestamp put so far (-1 before the first).
+    pub fn observed_stream_time(&self) -> i64 {
+        self.observed_stream_time
+    }
+
+    /// Whether the store writes a changelog.
+    pub fn logging_enabled(&self) -> bool {
+        self.changelog.enabled
+    }
+
+    /// The oldest time the history still reaches.
+    fn history_start(&self) -> i64 {
+        self.observed_stream_time
+            .saturating_sub(self.params.history_retention_ms)
+    }
+
+    /// Puts `value` (a tombstone for `None`) as the version of `key` from
+    /// `timestamp` on, Kafka's `put(key, value, timestamp)`, and writes it
+    /// to the changelog at that timestamp. Returns when the new version
+    /// ends (the next newer version's timestamp),
+    /// [`PUT_RETURN_CODE_VALID_TO_UNDEFINED`](Self::PUT_RETURN_CODE_VALID_TO_UNDEFINED)
+    /// when it is the newest, or
+    /// [`PUT_RETURN_CODE_NOT_PUT`](Self::PUT_RETURN_CODE_NOT_PUT) when
+    /// `timestamp` is older than the history retention allows (then
+    /// nothing changes but the changelog, as in Kafka, and the task counts
+    /// a dropped record).
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn put(&mut self, key: K, value: Option<V>, timestamp: i64) -> Result<i64> {
+        self.changelog.log(&key, value.as_ref(), Some(timestamp))?;
+        Ok(match self.apply(key, value, timestamp) {
+            Some(valid_to) => valid_to.unwrap_or(Self::PUT_RETURN_CODE_VALID_TO_UNDEFINED),
+            None => {
+                self.count_expired();
+                Self::PUT_RETURN_CODE_NOT_PUT
+            }
+        })
+    }
+
+    /// Deletes `key` from `timestamp` on (a tombstone version), Kafka's
+    /// `delete(key, timestamp)`, and writes the tombstone to the
+    /// changelog. Returns the version that was valid at `timestamp`, as
+    /// [`get_as_of`](Self::get_as_of) saw it, or `None` when there was
+    /// none or the delete was older than the history retention allows
+    /// (then nothing changes and the task counts a dropped record).
+    ///
+    /// # Errors
+    /// The changelog serde failed.
+    pub fn delete(&mut self, key: &K, timestamp: i64) -> Result<Option<VersionedRecord<V>>> {
+        self.changelog.log(key, None, Some(timestamp))?;
+        if timestamp < self.history_start() {
+            self.count_expired();
+            return Ok(None);
+        }
+        let existing = self.get_as_of(key, timestamp);
+        self.apply(key.clone(), None, timestamp);
+        Ok(existing)
+    }
+
+    /// The newest version of `key`, unless it is a tombstone.
+    pub fn get(&self, key: &K) -> Option<VersionedRecord<V>> {
+        let (&ts, value) = self.keys.get(key)?.last_key_value()?;
+        Some(VersionedRecord::new(value.clone()?, ts))
+    }
+
+    /// The version of `key` valid at `as_of`, Kafka's `get(key,
+    /// asOfTimestamp)`: the newest one at or before `as_of`, with the time
+    /// it ended; `None` for a tombstone or no version. Further back than
+    /// the history retention only the newest version is known: it is
+    /// returned if it is not newer than `as_of`.
+    pub fn get_as_of(&self, key: &K, as_of: i64) -> Option<VersionedRecord<V>> {
+        let versions = self.keys.get(key)?;
+        if as_of < self.history_start() {
+            let (&ts, value) = versions.last_key_value()?;
+            return match value {
+                Some(v) if ts <= as_of => Some(VersionedRecord::new(v.clone(), ts)),
+                _ => None,
+            };
+        }
+        let (&ts, value) = versions.range(..=as_of).next_back()?;
+        let value = value.clone()?;
+        let next = versions
+            .range((Bound::Excluded(ts), Bound::Unbounded))
+            .next()
+            .map(|(&t, _)| t);
+        Some(VersionedRecord {
+            value,
+            timestamp: ts,
+            valid_to: next,
+        })
+    }
+
+    /// Inserts a version unless it is expired: `None` when expired, else
+    /// the timestamp of the next newer version, if any.
+    fn apply(&mut self, key: K, value: Option<V>, timestamp: i64) -> Option<Option<i64>> {
+        if timestamp < self.history_start() {
+            return None;
+        }
+        self.observed_stream_time = self.observed_stream_time.max(timestamp);
+        let start = self.history_start();
+        let versions = self.keys.entry(key.clone()).or_default();
+        let next = versions
+            .range((Bound::Excluded(timestamp), Bound::Unbounded))
+            .next()
+            .map(|(&t, _)| t);
+        versions.insert(timestamp, value);
+        if prune(versions, start) {
+            self.keys.remove(&key);
+        }
+        self.maybe_sweep();
+        Some(next)
+    }
+
+    /// Drops what no read can reach any more from every key, each time
+    /// the oldest time of the history enters a new segment (where Kafka
+    /// drops a whole segment).
+    fn maybe_sweep(&mut self) {
+        let start = self.history_start();
+        let segment = start.div_euclid(self.params.segment_interval_ms);
+        if segment <= self.swept_segment {
+            return;
+        }
+        self.swept_segment = segment;
+        self.keys.retain(|_, versions| !prune(versions, start));
+    }
+
+    fn count_expired(&self) {
+        if let Some(ctx) = &self.context {
+            ctx.count_dropped(&self.name);
+        }
+    }
+
+    /// Replays changelog records (in offset order) into the store, as
+    /// Kafka's `restoreBatch`: each is put at its timestamp (a record
+    /// without a value is a tombstone), unless the history retention has
+    /// passed it by. Nothing is written to the changelog or counted.
+    ///
+    /// # Errors
+    /// A record without a key, or one the serdes cannot decode (named by
+    /// changelog topic and offset).
+    pub fn restore<'a>(&mut self, records: impl IntoIterator<Item = &'a RawRecord>) -> Result<()> {
+        let topic = self.changelog.topic_or(&self.name);
+        for (offset, record) in records.into_iter().enumerate() {
+            let offset = offset as i64;
+            let Some(key) = &record.key else {
+                return Err(super::window::bad_changelog_key(
+                    &self.name,
+                    &topic,
+                    offset,
+                    "has no key",
+                ));
+            };
+            let key = self.changelog.decode_key(&topic, offset, key)?;
+            let value = record
+                .value
+                .as_ref()
+                .map(|v| self.changelog.decode_value(&topic, offset, v))
+                .transpose()?;
+            self.apply(key, value, record.timestamp);
+        }
+        Ok(())
+    }
+
+    /// Every version of every key still reachable, oldest first per key
+    /// (`None` for a tombstone): for tests and debugging.
+    pub fn versions(&self) -> impl Iterator<Item = (&K, i64, Option<&V>)> {
+        self.keys
+            .iter()
+            .flat_map(|(k, vs)| vs.iter().map(move |(&t, v)| (k, t, v.as_ref())))
+    }
+}
+
+/// Drops the versions of one key that no read can reach once the history
+/// starts at `start`: those older than the newest version at or before
+/// `start` (a read further back sees only the newest version). Returns
+/// whether nothing readable is left: a lone tombstone at or before
+/// `start`.
+fn prune<V>(versions: &mut Versions<V>, start: i64) -> bool {
+    if let Some((&keep, _)) = versions.range(..=start).next_back() {
+        let kept = versions.split_off(&keep);
+        *versions = kept;
+    }
+    versions.len() == 1
+        && versions
+            .first_key_value()
+            .is_some_and(|(&t, v)| v.is_none() && t <= start)
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for VersionedKeyValueStore<K, V> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn kind(&self) -> StoreKind {
+        StoreKind::VersionedKeyValue
+    }
+    fn init(&mut self, context: &StoreContext) -> Result<()> {
+        let name = self.name.clone();
+        self.changelog.init(&name, context);
+        self.context = Some(context.clone());
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn restore_changelog(&mut self, records: &[RawRecord]) -> Result<bool> {
+        self.restore(records)?;
+        Ok(true)
+    }
+}
+
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for VersionedKeyValueStore<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VersionedKeyValueStore")
+            .field("name", &self.name)
+            .field("history_retention_ms", &self.params.history_retention_ms)
+            .field("observed_stream_time", &self.observed_stream_time)
+            .field("versions", &self.keys)
+            .finish()
+    }
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for VersionedKeyValueStore<K, V> {
+    type Key = K;
+    type Value = V;
+    type Params = VersionedParams;
+
+    fn make(name: &str, params: &VersionedParams, parts: StoreParts<K, V>) -> Result<Self> {
+        Ok(VersionedKeyValueStore::new(name, *params, parts.changelog))
+    }
+
+    fn min_compaction_lag_ms(params: &VersionedParams) -> Option<i64> {
+        Some(params.history_retention_ms)
+    }
+}
