@@ -258,6 +258,9 @@ impl StreamTask {
         shared_globals: Option<&GlobalStores>,
     ) -> Result<Self> {
         topology.validate()?;
+        // Kafka's StreamsConfig refuses a bad `topology.optimization`, for
+        // a driver as for an application.
+        config.topology_optimizations()?;
         let handlers = Handlers::from_config(config)?;
         let task_id = format!("{}_{partition}", subtopology.map_or(0, |(s, _)| s));
         let members = subtopology.map(|(_, m)| m);
