@@ -126,6 +126,7 @@ mod join;
 mod join_processors;
 mod kstream;
 mod ktable;
+pub(crate) mod optimize;
 mod options;
 mod processors;
 mod repartition;
