@@ -42,7 +42,8 @@ public final class Main {
         ForeignKeyJoinScenarios.class,
         WindowScenarios.class,
         RepartitionScenarios.class,
-        CogroupScenarios.class
+        CogroupScenarios.class,
+        OptimizationScenarios.class
     );
 
     private Main() {}
