@@ -99,7 +99,7 @@ impl TopologyOptimizations {
             value: value.to_owned(),
             unknown: unknown.map(str::to_owned),
         };
-        let has = |word: &str| parts.iter().any(|p| *p == word);
+        let has = |word: &str| parts.contains(&word);
         if (has(NO_OPTIMIZATION) || has(OPTIMIZE)) && parts.len() > 1 {
             return Err(invalid(None));
         }
@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn refuses_with_kafkas_messages() {
-        let err = TopologyOptimizations::parse("all,none").unwrap_err();
+        let err = TopologyOptimizations::parse("all,none").expect_err("all with none");
         assert_eq!(
             err.to_string(),
             "\"all,none\" is not a valid optimization config. Acceptable values are: \"+NO_OPTIMIZATION+\", \
@@ -243,7 +243,8 @@ mod tests {
              `none` and `all` cannot be combined with other values; use none, all, or a comma-separated list of \
              reuse.ktable.source.topics, merge.repartition.topics and single.store.self.join)"
         );
-        let err = TopologyOptimizations::parse("merge.repartition.topics,self.join").unwrap_err();
+        let err = TopologyOptimizations::parse("merge.repartition.topics,self.join")
+            .expect_err("unknown part");
         assert_eq!(
             err.kafka_message().as_deref(),
             Some(
