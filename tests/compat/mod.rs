@@ -223,6 +223,10 @@ pub(crate) enum ErrorKind {
     ProcessingFailure,
     /// A sink could not serialize a record (Java: `StreamsException: Unable to serialize record. ..`).
     ProductionFailure,
+    /// `merge.repartition.topics` cannot reach a key change from one of its
+    /// repartition topics (Java: `StreamsException: Found a null
+    /// keyChangingChild node for ..`).
+    NoKeyChangingChild,
     /// A config value Kafka's `StreamsConfig` refuses, with Kafka's
     /// message, compared exactly (Java: `ConfigException: <message>`).
     Config(String),
@@ -241,6 +245,11 @@ impl ErrorKind {
                 ErrorKind::ProcessingFailure
             }
             StreamsError::ProductionFailed { .. } => ErrorKind::ProductionFailure,
+            StreamsError::Topology(streams_core::TopologyError::CannotOptimize {
+                reason, ..
+            }) if reason.contains("Found a null keyChangingChild node") => {
+                ErrorKind::NoKeyChangingChild
+            }
             StreamsError::InvalidTopologyOptimization { .. } => {
                 ErrorKind::Config(error.kafka_message().unwrap_or_default())
             }
@@ -260,6 +269,8 @@ impl ErrorKind {
             ErrorKind::ProcessingFailure
         } else if text.starts_with("StreamsException: Unable to serialize record.") {
             ErrorKind::ProductionFailure
+        } else if text.starts_with("StreamsException: Found a null keyChangingChild node for ") {
+            ErrorKind::NoKeyChangingChild
         } else if let Some(message) = text.strip_prefix("ConfigException: ") {
             ErrorKind::Config(message.to_owned())
         } else {
@@ -1086,7 +1097,7 @@ fn every_scenario_matches_its_golden_file() {
     }
     let _ = writeln!(
         report,
-        "error scenarios compare the kind of error only (unknown topic, deserialization, negative timestamp, processing failure), not Java's text; a ConfigException (topology.optimization) is compared with Kafka's message exactly"
+        "error scenarios compare the kind of error only (unknown topic, deserialization, negative timestamp, processing failure, a merge of repartition topics without a key-changing child), not Java's text; a ConfigException (topology.optimization) is compared with Kafka's message exactly"
     );
     if std::env::var_os("COMPAT_VERBOSE").is_some() {
         for e in &expected {

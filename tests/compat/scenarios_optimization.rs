@@ -27,6 +27,8 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(optimize_merge_repartition_topics),
     scenario!(optimize_merge_repartition_topics_after_merge),
     scenario!(optimize_merge_single_repartition_and_map_values),
+    scenario!(optimize_merge_repartition_topics_join_and_cogroup),
+    scenario!(optimize_merge_shared_child_error),
     scenario!(optimize_single_store_self_join),
     scenario!(optimize_self_join_left_join),
     scenario!(optimize_self_join_after_repartition),
@@ -349,5 +351,68 @@ fn optimize_all_with_none_error() -> ScenarioResult {
     let b = StreamsBuilder::new();
     b.stream::<S, S>("in").to("out");
     g.expect_error(build(&b, "all,none").map(|_| ()));
+    Ok(g.finish_without_driver())
+}
+
+fn optimize_merge_repartition_topics_join_and_cogroup() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let mapped = b
+        .stream::<S, S>("in")
+        .map(|k, v| (first_char(v), format!("{}:{v}", show(k))));
+    mapped
+        .clone()
+        .join_stream_with(
+            &mapped.clone().filter(|_, v| !v.ends_with('x')),
+            |l, r| format!("{l}&{r}"),
+            JoinWindows::of_time_difference_with_no_grace(ms(10))?,
+            StreamJoined::as_("joined"),
+        )
+        .to("out-joined");
+    mapped
+        .clone()
+        .group_by_key()
+        .count_with(counts("counts"))
+        .to_stream()
+        .to_with("out-counts", longs());
+    mapped
+        .group_by_key()
+        .cogroup(|_, v: &S, agg: S| format!("{agg}{}", v.len()))
+        .aggregate_with(String::new, Materialized::as_("lengths"))
+        .to_stream()
+        .to("out-lengths");
+    let topology = build(&b, MERGE_REPARTITION_TOPICS)?;
+    let driver = g.start_with(topology, optimized(MERGE_REPARTITION_TOPICS))?;
+    let i = input(&driver, "in");
+    i.pipe_key_value_at("k1", "ab", 0);
+    i.pipe_key_value_at("k22", "ac", 3);
+    i.pipe_key_value_at("k3", "bx", 4);
+    i.pipe_key_value_at("k4", "ad", 20);
+    g.output(&driver, "out-joined");
+    g.output_as(&driver, "out-counts", StringSerde, I64Serde);
+    g.output(&driver, "out-lengths");
+    g.output(&driver, &repartition("KSTREAM-MAP-0000000001"));
+    g.finish(driver)
+}
+
+fn optimize_merge_shared_child_error() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let peeked = b
+        .stream::<S, S>("in")
+        .map(|_, v| (first_char(v), v.clone()))
+        .peek(|_, _| {});
+    peeked
+        .clone()
+        .group_by_key()
+        .count_with(counts("c1"))
+        .to_stream()
+        .to_with("o1", longs());
+    peeked
+        .group_by_key()
+        .count_with(counts("c2"))
+        .to_stream()
+        .to_with("o2", longs());
+    g.expect_error(build(&b, MERGE_REPARTITION_TOPICS).map(|_| ()));
     Ok(g.finish_without_driver())
 }

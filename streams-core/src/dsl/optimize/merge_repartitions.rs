@@ -106,8 +106,10 @@ pub(super) fn merge(
                         OPTIMIZATION,
                         &changer_name,
                         format!(
-                            "no child of it leads to its repartition topic `{}`",
-                            graph.output_name(repartition)
+                            "its repartition topic `{}` is below a node that leads to another of its \
+                             repartition topics too and was moved already (Kafka 4.4 fails the same \
+                             way: Found a null keyChangingChild node)",
+                            topology_topic(meta, graph, repartition)
                         ),
                     )
                 })?;
@@ -133,6 +135,14 @@ pub(super) fn merge(
         graph.add_child(changer, merged);
     }
     Ok(renames)
+}
+
+/// The topic of repartition `id`.
+fn topology_topic(meta: &OptimizationMetadata, graph: &Graph, id: usize) -> String {
+    match graph.unit(id) {
+        Unit::Repartition { def, .. } => meta.repartitions[*def].names.topic.clone(),
+        _ => graph.output_name(id).to_owned(),
+    }
 }
 
 /// Kafka's `keyChangingOperationsToOptimizableRepartitionNodes` after

@@ -293,4 +293,52 @@ final class OptimizationScenarios {
         b.stream("in").to("out");
         g.expectError(() -> build(b, "all,none"));
     }
+
+    /**
+     * merge.repartition.topics for a stream-stream join of a mapped stream with its own
+     * filtered copy, a count and a cogroup: the join's left and right repartition topics, the
+     * count's and the cogroup's all become "joined-left".
+     */
+    @Scenario
+    static void optimize_merge_repartition_topics_join_and_cogroup(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KStream<String, String> mapped = b.<String, String>stream("in")
+            .map((k, v) -> KeyValue.pair(v.substring(0, 1), k + ":" + v));
+        mapped.join(mapped.filter((k, v) -> !v.endsWith("x")), (l, r) -> l + "&" + r,
+                JoinWindows.ofTimeDifferenceWithNoGrace(Duration.ofMillis(10)), StreamJoined.as("joined"))
+            .to("out-joined");
+        mapped.groupByKey().count(counts("counts")).toStream().to("out-counts", longs());
+        mapped.groupByKey()
+            .cogroup((String k, String v, String agg) -> agg + v.length())
+            .aggregate(() -> "", Materialized.as("lengths"))
+            .toStream().to("out-lengths");
+        g.start(build(b, StreamsConfig.MERGE_REPARTITION_TOPICS),
+            optimize(StreamsConfig.MERGE_REPARTITION_TOPICS));
+        final TestInputTopic<String, String> in = g.input("in");
+        in.pipeInput("k1", "ab", 0L);
+        in.pipeInput("k22", "ac", 3L);
+        in.pipeInput("k3", "bx", 4L);
+        in.pipeInput("k4", "ad", 20L);
+        g.output("out-joined");
+        g.output("out-counts", Kind.STRING, Kind.LONG);
+        g.output("out-lengths");
+        g.output(repartition("KSTREAM-MAP-0000000001"));
+    }
+
+    /**
+     * merge.repartition.topics where one node leads to two repartition topics (map, then a
+     * peek with two counts below it; split branches do the same): moving the peek for the first
+     * topic leaves the second without a way back to the map, and Kafka 4.4 fails the build
+     * ("Found a null keyChangingChild node").
+     */
+    @Scenario
+    static void optimize_merge_shared_child_error(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KStream<String, String> peeked = b.<String, String>stream("in")
+            .map((k, v) -> KeyValue.pair(v.substring(0, 1), v))
+            .peek((k, v) -> { });
+        peeked.groupByKey().count(counts("c1")).toStream().to("o1", longs());
+        peeked.groupByKey().count(counts("c2")).toStream().to("o2", longs());
+        g.expectError(() -> build(b, StreamsConfig.MERGE_REPARTITION_TOPICS));
+    }
 }
