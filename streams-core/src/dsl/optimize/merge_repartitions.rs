@@ -21,6 +21,15 @@
 //!   below the new one, with everything under it (a `filter` between a
 //!   `map` and a `group_by_key` then runs after the repartition); what
 //!   read each old repartition topic reads from the node above it.
+//!
+//! This is Kafka 4.4's code, after KAFKA-8705 (several children of one key
+//! change) and KAFKA-9739 (merges whose key changers have no repartition
+//! topic of their own, `StreamsGraphTest.shouldNotThrowNPEWithMergeNodes`).
+//! One case still fails in Kafka: a node below the key change that leads
+//! to two of its repartition topics (a `peek` with two groupings below, a
+//! `split`) is moved for the first and no longer leads back for the second
+//! (`Found a null keyChangingChild node`); we refuse the same topologies,
+//! with [`TopologyError::CannotOptimize`](crate::TopologyError::CannotOptimize).
 
 use std::any::Any;
 use std::rc::Rc;
