@@ -17,6 +17,7 @@ use crate::error::{RecordPart, Result, StreamsError};
 use crate::serde::{AnySerde, Serde, SerdeRef, builtin_serde};
 
 mod handlers;
+mod optimization;
 
 pub use handlers::{
     DefaultProductionExceptionHandler, DeserializationExceptionHandler, ErrorHandlerContext,
@@ -30,6 +31,10 @@ pub use handlers::{
 };
 pub(crate) use handlers::{
     SharedDeserializationHandler, SharedProcessingHandler, SharedProductionHandler,
+};
+pub use optimization::{
+    MERGE_REPARTITION_TOPICS, NO_OPTIMIZATION, OPTIMIZE, REUSE_KTABLE_SOURCE_TOPICS,
+    SINGLE_STORE_SELF_JOIN, TopologyOptimizations,
 };
 
 /// What to do with a record whose key or value cannot be deserialized:
@@ -129,6 +134,11 @@ impl StreamsConfig {
     /// built-in handlers send bad records to.
     pub const ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG: &'static str =
         "errors.dead.letter.queue.topic.name";
+
+    /// `topology.optimization`: which topology optimizations
+    /// [`StreamsBuilder::build_with`](crate::StreamsBuilder::build_with)
+    /// applies (`none` by default; see [`TopologyOptimizations`]).
+    pub const TOPOLOGY_OPTIMIZATION_CONFIG: &'static str = "topology.optimization";
 
     /// A config with this `application.id` and no default serdes.
     pub fn new(application_id: impl Into<String>) -> Self {
@@ -280,6 +290,41 @@ impl StreamsConfig {
     pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.properties.insert(key.into(), value.into());
         self
+    }
+
+    /// Sets `topology.optimization` to `optimizations` (Kafka's
+    /// `StreamsConfig.OPTIMIZE`, a list, or `none`). As in Kafka, the
+    /// optimizations are applied when the topology is built with this
+    /// config: [`StreamsBuilder::build_with`](crate::StreamsBuilder::build_with).
+    ///
+    /// ```
+    /// use streams_core::config::TopologyOptimizations;
+    /// use streams_core::StreamsConfig;
+    ///
+    /// let config = StreamsConfig::new("app").with_topology_optimization(TopologyOptimizations::ALL);
+    /// assert_eq!(config.properties()["topology.optimization"], "all");
+    /// assert_eq!(config.topology_optimizations()?, TopologyOptimizations::ALL);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_topology_optimization(self, optimizations: TopologyOptimizations) -> Self {
+        self.with_property(
+            Self::TOPOLOGY_OPTIMIZATION_CONFIG,
+            optimizations.to_string(),
+        )
+    }
+
+    /// The optimizations `topology.optimization` chooses (none when unset).
+    ///
+    /// # Errors
+    /// [`StreamsError::InvalidTopologyOptimization`] when the value is not
+    /// `none`, `all` or a comma-separated list of optimizations, with
+    /// Kafka's message.
+    pub fn topology_optimizations(&self) -> Result<TopologyOptimizations> {
+        match self.properties.get(Self::TOPOLOGY_OPTIMIZATION_CONFIG) {
+            None => Ok(TopologyOptimizations::NONE),
+            Some(v) => TopologyOptimizations::parse(v),
+        }
     }
 
     /// The `application.id`: the prefix of internal topic names.

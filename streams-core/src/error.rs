@@ -130,6 +130,22 @@ pub enum TopologyError {
         /// The topics (without the application id) with their counts.
         topics: Vec<(String, i32)>,
     },
+    /// A topology optimization (`topology.optimization`) cannot be applied
+    /// at a node: for `merge.repartition.topics`, the repartition topics
+    /// after a key change carry other types than the node forwards (Kafka
+    /// would fail at run time with a `ClassCastException`).
+    #[error(
+        "cannot apply {optimization} at node `{node}`: {reason}; build without it (topology.optimization), \
+         or send the stream through `repartition()` yourself"
+    )]
+    CannotOptimize {
+        /// The optimization (`merge.repartition.topics`, ...).
+        optimization: &'static str,
+        /// The node it would rewrite.
+        node: String,
+        /// Why it cannot.
+        reason: String,
+    },
     /// A repartition topic was given fewer than one partition.
     #[error(
         "repartition topic `{topic}` was given {partitions} partitions; Number of partitions must be at least 1"
@@ -423,6 +439,25 @@ pub enum StreamsError {
         /// What it must be, in words.
         expected: &'static str,
     },
+    /// `topology.optimization` is not `none`, `all` or a list of Kafka's
+    /// optimizations (Kafka's `ConfigException`, whose message this one
+    /// starts with: see [`StreamsError::kafka_message`]).
+    #[error(
+        "{kafka} (topology.optimization was {value:?}: {problem}; use none, all, or a comma-separated list of \
+         reuse.ktable.source.topics, merge.repartition.topics and single.store.self.join)",
+        kafka = optimization_kafka_message(value, unknown.as_deref()),
+        problem = match unknown {
+            Some(u) => format!("`{u}` is not an optimization"),
+            None => "`none` and `all` cannot be combined with other values".to_owned(),
+        }
+    )]
+    InvalidTopologyOptimization {
+        /// The value set.
+        value: String,
+        /// The part of it that is not an optimization; `None` when `none`
+        /// or `all` was combined with another value.
+        unknown: Option<String>,
+    },
     /// `suppress(until_window_closes(..))` on a table that no windowed
     /// aggregation feeds (Kafka's `GraphGraceSearchUtil`).
     #[error(
@@ -700,6 +735,21 @@ fn processor_name(node: &Option<String>) -> String {
     }
 }
 
+/// The message of the `ConfigException` Kafka 4.4's `StreamsConfig`
+/// throws for a bad `topology.optimization` `value`: for a part that is
+/// not an optimization (`unknown`), or for `none` or `all` next to another
+/// part. The constant names inside the quotes are Kafka's own text (a slip
+/// of its string concatenation), kept so that the messages match.
+fn optimization_kafka_message(value: &str, unknown: Option<&str>) -> String {
+    const ACCEPTABLE: &str = "Acceptable values are: \"+NO_OPTIMIZATION+\", \"+OPTIMIZE+\", or a comma \
+        separated list of specific optimizations: (\"+REUSE_KTABLE_SOURCE_TOPICS+\", \
+        \"+MERGE_REPARTITION_TOPICS+\" + \"SINGLE_STORE_SELF_JOIN+\").";
+    match unknown {
+        Some(_) => format!("Unrecognized config. {ACCEPTABLE}"),
+        None => format!("\"{value}\" is not a valid optimization config. {ACCEPTABLE}"),
+    }
+}
+
 fn node_suffix(node: &Option<String>) -> String {
     match node {
         Some(n) => format!(" in node `{n}`"),
@@ -740,6 +790,26 @@ impl StreamsError {
             StreamsError::ProcessingFailed { source, .. }
             | StreamsError::ProductionFailed { source, .. } => source.exception_class(),
             _ => "org.apache.kafka.streams.errors.StreamsException",
+        }
+    }
+
+    /// The message Kafka's own exception has for this error, where ours
+    /// extends a message of Kafka's: for
+    /// [`InvalidTopologyOptimization`](StreamsError::InvalidTopologyOptimization),
+    /// the `ConfigException`'s message exactly as Kafka 4.4 writes it.
+    ///
+    /// ```
+    /// use streams_core::config::TopologyOptimizations;
+    /// let err = TopologyOptimizations::parse("all,none").unwrap_err();
+    /// assert!(err.kafka_message().unwrap().starts_with("\"all,none\" is not a valid optimization config."));
+    /// assert!(err.to_string().starts_with(&err.kafka_message().unwrap()));
+    /// ```
+    pub fn kafka_message(&self) -> Option<String> {
+        match self {
+            StreamsError::InvalidTopologyOptimization { value, unknown } => {
+                Some(optimization_kafka_message(value, unknown.as_deref()))
+            }
+            _ => None,
         }
     }
 
@@ -916,6 +986,7 @@ mod tests {
             StreamsError::JoinWindowsOverflow { .. } => "JoinWindowsOverflow",
             StreamsError::RetentionTooShort { .. } => "RetentionTooShort",
             StreamsError::InvalidConfig { .. } => "InvalidConfig",
+            StreamsError::InvalidTopologyOptimization { .. } => "InvalidTopologyOptimization",
             StreamsError::NotWindowed { .. } => "NotWindowed",
             StreamsError::BuilderFailedEarlier { .. } => "BuilderFailedEarlier",
             StreamsError::NotASource { .. } => "NotASource",
@@ -968,6 +1039,7 @@ mod tests {
             TopologyError::NonPositiveDuration { .. } => "NonPositiveDuration",
             TopologyError::InvalidPartitionCount { .. } => "InvalidPartitionCount",
             TopologyError::EnforcedPartitionsDiffer { .. } => "EnforcedPartitionsDiffer",
+            TopologyError::CannotOptimize { .. } => "CannotOptimize",
         }
     }
 
@@ -1029,6 +1101,13 @@ mod tests {
             },
             TopologyError::EnforcedPartitionsDiffer {
                 topics: vec![(s("l-repartition"), 2), (s("r-repartition"), 3)],
+            },
+            TopologyError::CannotOptimize {
+                optimization: "merge.repartition.topics",
+                node: s("KSTREAM-MAP-0000000001"),
+                reason: s(
+                    "its repartition topic `counts-repartition` carries (String, i64), but the node forwards (String, String)",
+                ),
             },
         ]
     }
@@ -1104,6 +1183,14 @@ mod tests {
                 config: "c",
                 value: s("soon"),
                 expected: "a number of milliseconds",
+            },
+            StreamsError::InvalidTopologyOptimization {
+                value: s("merge"),
+                unknown: Some(s("merge")),
+            },
+            StreamsError::InvalidTopologyOptimization {
+                value: s("all,none"),
+                unknown: None,
             },
             StreamsError::NotWindowed {
                 node: s("t"),
@@ -1250,6 +1337,8 @@ mod tests {
         JoinWindowsOverflow: join windows before=9223372036854775807 ms, after=1 ms and grace=0 ms add up to more than an i64 of milliseconds; use smaller durations
         RetentionTooShort: the retention period of the window store `counts` must be no smaller than its window size plus the grace period; got retention=12 ms against a minimum of 15 ms; give a longer retention
         InvalidConfig: config `c` must be a number of milliseconds, but was "soon"; fix its value in the StreamsConfig
+        InvalidTopologyOptimization: Unrecognized config. Acceptable values are: "+NO_OPTIMIZATION+", "+OPTIMIZE+", or a comma separated list of specific optimizations: ("+REUSE_KTABLE_SOURCE_TOPICS+", "+MERGE_REPARTITION_TOPICS+" + "SINGLE_STORE_SELF_JOIN+"). (topology.optimization was "merge": `merge` is not an optimization; use none, all, or a comma-separated list of reuse.ktable.source.topics, merge.repartition.topics and single.store.self.join)
+        InvalidTopologyOptimization: "all,none" is not a valid optimization config. Acceptable values are: "+NO_OPTIMIZATION+", "+OPTIMIZE+", or a comma separated list of specific optimizations: ("+REUSE_KTABLE_SOURCE_TOPICS+", "+MERGE_REPARTITION_TOPICS+" + "SINGLE_STORE_SELF_JOIN+"). (topology.optimization was "all,none": `none` and `all` cannot be combined with other values; use none, all, or a comma-separated list of reuse.ktable.source.topics, merge.repartition.topics and single.store.self.join)
         NotWindowed: suppression at node `t` waits for windows to close, but window close time is only defined for windowed computations; got [src->t]; suppress a windowed aggregation's table or use `until_time_limit`
         BuilderFailedEarlier: this builder failed earlier: invalid topology: ...; fix that error and start a new StreamsBuilder
         NotASource: node `n` is not a source and cannot read serialized records; pipe records to a source topic
@@ -1294,6 +1383,7 @@ mod tests {
         Topology::NonPositiveDuration: punctuation interval must be positive, but was 0 ms
         Topology::InvalidPartitionCount: repartition topic `wide-repartition` was given 0 partitions; Number of partitions must be at least 1
         Topology::EnforcedPartitionsDiffer: Following topics do not have the same number of partitions: [{l-repartition=2, r-repartition=3}]; give them the same count
+        Topology::CannotOptimize: cannot apply merge.repartition.topics at node `KSTREAM-MAP-0000000001`: its repartition topic `counts-repartition` carries (String, i64), but the node forwards (String, String); build without it (topology.optimization), or send the stream through `repartition()` yourself
         SerdeError::new: not a long
         SerdeError::from_error: an error occurred when formatting an argument
         "#);

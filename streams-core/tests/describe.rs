@@ -1257,6 +1257,11 @@ fn kafka_text_reads_back_as_it_is() -> TestResult {
             continue;
         };
         let text = golden(scenario)?;
+        if text.is_empty() {
+            // A scenario whose build failed (a bad `topology.optimization`)
+            // started no driver and described nothing.
+            continue;
+        }
         assert_eq!(
             TopologyDescription::parse(&text)?.to_string(),
             text,

@@ -2,7 +2,9 @@
 //! given a [`Cluster`] appends every record it captures for output,
 //! repartition and changelog topics to that cluster's topics too, and
 //! restores its stores from the cluster's changelog topics when it is
-//! built. A test can then compact a changelog, delete records from a
+//! built (a table's store whose changelog is its source topic, under
+//! `reuse.ktable.source.topics`, from that topic, which the test writes
+//! to the cluster itself). A test can then compact a changelog, delete records from a
 //! repartition topic as Kafka Streams does after a commit, and build a
 //! second driver whose stores come back from the compacted changelog.
 //!

@@ -1,7 +1,7 @@
 //! `TopologyTestDriver`: runs a topology in memory, synchronously.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -498,9 +498,26 @@ impl DriverBuilder {
             .collect();
         let cluster = self.cluster.map(ClusterMirror::new);
         if let Some(cluster) = &cluster {
+            // A source store (`reuse.ktable.source.topics`) comes back from
+            // its table's topic, the others from their changelogs.
+            let sources: BTreeMap<String, String> = self
+                .topology
+                .topics_info(task.application_id())
+                .into_iter()
+                .flat_map(|info| info.source_changelog_topics)
+                .collect();
             for store in task.store_names() {
-                let topic = streams_core::state::changelog_topic(task.application_id(), &store);
-                if let Some(records) = cluster.read_all(&topic)? {
+                let (topic, from_source) = match sources.get(&store) {
+                    Some(topic) => (topic.clone(), true),
+                    None => (
+                        streams_core::state::changelog_topic(task.application_id(), &store),
+                        false,
+                    ),
+                };
+                if let Some(mut records) = cluster.read_all(&topic)? {
+                    if from_source {
+                        records.retain(|r| r.key.is_some());
+                    }
                     task.restore_store(&store, &records)?;
                 }
             }

@@ -46,7 +46,10 @@ pub fn example(build: impl FnOnce(&StreamsBuilder)) -> Example {
 }
 
 /// As [`example`], with a config (a record cache turned off, an
-/// application id that names internal topics, default serdes).
+/// application id that names internal topics, default serdes); the
+/// topology is built with it too ([`StreamsBuilder::build_with`]), so its
+/// `topology.optimization` applies, as when a Kafka application passes
+/// the same properties to `build(props)` and to its driver.
 ///
 /// # Panics
 /// If the topology is invalid or the driver does not start.
@@ -54,7 +57,7 @@ pub fn example(build: impl FnOnce(&StreamsBuilder)) -> Example {
 pub fn example_with_config(config: StreamsConfig, build: impl FnOnce(&StreamsBuilder)) -> Example {
     let builder = StreamsBuilder::new();
     build(&builder);
-    let topology = match builder.build() {
+    let topology = match builder.build_with(&config) {
         Ok(t) => t,
         Err(e) => panic!("the example's topology is invalid: {e}"),
     };

@@ -5,10 +5,13 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
+use crate::config::StreamsConfig;
 use crate::dsl::global::global_table;
 use crate::dsl::ktable::source_table;
+use crate::dsl::optimize::{OptimizationMetadata, TableSourceDef, optimize};
 use crate::dsl::{Consumed, GlobalKTable, KStream, KTable, Materialized};
 use crate::error::{Result, StreamsError};
+use crate::state::{StoreBuilder, TimestampedKeyValueStore};
 use crate::topology::{Topics, Topology};
 
 pub(crate) struct BuilderInner {
@@ -19,6 +22,9 @@ pub(crate) struct BuilderInner {
     /// stream-table join went through (Kafka keeps it on the `KStream` as
     /// `repartitionNode`, so that joining a re-keyed stream twice reuses it).
     join_repartitions: HashMap<String, String>,
+    /// What the topology optimizations need to know of the nodes (see
+    /// `dsl/optimize`).
+    optimization: OptimizationMetadata,
 }
 
 /// Builds a [`Topology`] with the DSL, Kafka's `StreamsBuilder`.
@@ -71,6 +77,7 @@ impl StreamsBuilder {
                 counter: 0,
                 error: None,
                 join_repartitions: HashMap::new(),
+                optimization: OptimizationMetadata::default(),
             })),
         }
     }
@@ -120,6 +127,29 @@ impl StreamsBuilder {
                          materialize it in a key-value store",
             });
         }
+    }
+
+    /// Records, for the topology optimizations, what Kafka's graph would
+    /// know of a node (see `dsl/optimize`).
+    pub(crate) fn record<R>(&self, f: impl FnOnce(&mut OptimizationMetadata) -> R) -> R {
+        f(&mut self.inner.borrow_mut().optimization)
+    }
+
+    /// Records that node `name` changes the key (Kafka's
+    /// `setKeyChangingOperation`).
+    pub(crate) fn mark_key_changing(&self, name: &str) {
+        self.record(|m| m.key_changing.insert(name.to_owned()));
+    }
+
+    /// Records that node `name` changes the value (Kafka's
+    /// `setValueChangingOperation`).
+    pub(crate) fn mark_value_changing(&self, name: &str) {
+        self.record(|m| m.value_changing.insert(name.to_owned()));
+    }
+
+    /// Records that node `name` merges streams (Kafka's `setMergeNode`).
+    pub(crate) fn mark_merge(&self, name: &str) {
+        self.record(|m| m.merges.insert(name.to_owned()));
     }
 
     /// Runs `f` on the topology under construction, keeping the first error.
@@ -270,6 +300,21 @@ impl StreamsBuilder {
             value_serde: materialized.value_serde.or(consumed.value_serde),
             ..materialized
         };
+        // Kafka's TableSourceNode: with `reuse.ktable.source.topics`, its
+        // store (if it has one) logs nothing and restores from `topic`.
+        let (m, st) = (materialized.clone(), store.clone());
+        self.record(|meta| {
+            meta.table_sources.push(TableSourceDef {
+                store: store.clone(),
+                topic: topic.to_owned(),
+                unlogged: Rc::new(move || {
+                    Rc::new(
+                        m.store_builder::<TimestampedKeyValueStore<K, V>>(&st, (), None)
+                            .with_logging(false),
+                    ) as Rc<dyn StoreBuilder>
+                }),
+            });
+        });
         source_table(self, &source, processor, store, materialized, queryable)
     }
 
@@ -356,5 +401,92 @@ impl StreamsBuilder {
         }
         inner.topology.validate_copartition()?;
         Ok(inner.topology.clone())
+    }
+
+    /// The topology built so far, with the optimizations `config`'s
+    /// `topology.optimization` chooses: Kafka's `build(Properties)`. As in
+    /// Kafka, a config given only to the driver or the application
+    /// optimizes nothing: pass the same config here.
+    ///
+    /// | `topology.optimization` | what changes |
+    /// | --- | --- |
+    /// | `none` (default) | nothing: the topology of [`StreamsBuilder::build`] |
+    /// | `reuse.ktable.source.topics` | the store of a table read from a topic writes no `<app>-<store>-changelog`; the topic is its changelog, restored up to the committed offset |
+    /// | `merge.repartition.topics` | the repartition topics after one key change become one, right after the key change |
+    /// | `single.store.self.join` | a stream joined with itself keeps one window store |
+    /// | `all` | all three |
+    ///
+    /// `describe()` shows Kafka's text for each: the merged repartition
+    /// topic is named after the first one (`<topic>-filter`, `-sink`,
+    /// `-source`, whatever the old names), and a self-join is one
+    /// processor named as the join's merge node. See
+    /// [`TopologyOptimizations`](crate::config::TopologyOptimizations) for
+    /// the value's syntax.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let words = builder.stream::<String, String>("words").select_key(|_, w| w.clone());
+    /// words.clone().group_by_key().count().to_stream().to("counts");
+    /// words.group_by_key().reduce(|a, b| format!("{a}+{b}")).to_stream().to("concatenated");
+    /// let config = StreamsConfig::new("app").with_property("topology.optimization", "all");
+    ///
+    /// // Without optimization, each aggregation has its repartition topic.
+    /// let plain = builder.build()?.describe().to_string();
+    /// assert_eq!(plain.matches("-repartition)").count(), 2);
+    /// // With it, one repartition topic, named after the first.
+    /// let topology = builder.build_with(&config)?;
+    /// let described = topology.describe().to_string();
+    /// assert_eq!(described.matches("-repartition)").count(), 1);
+    /// assert!(described.contains(
+    ///     "Sink: KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition-sink \
+    ///      (topic: KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition)"
+    /// ));
+    ///
+    /// let driver = TopologyTestDriver::with_config(topology, config)?;
+    /// let words = driver.create_input_topic("words", StringSerde, StringSerde);
+    /// words.pipe_values(["a", "b", "a"]);
+    /// let counts = driver.create_output_topic("counts", StringSerde, I64Serde);
+    /// assert_eq!(
+    ///     counts.read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 1), KeyValue::pair("b", 1), KeyValue::pair("a", 2)]
+    /// );
+    /// let concatenated = driver.create_output_topic("concatenated", StringSerde, StringSerde);
+    /// assert_eq!(
+    ///     concatenated.read_values_to_list(),
+    ///     [Some("a".to_owned()), Some("b".to_owned()), Some("a+a".to_owned())]
+    /// );
+    /// let repartition_topics: Vec<String> =
+    ///     driver.produced_topic_names().into_iter().filter(|t| t.ends_with("-repartition")).collect();
+    /// assert_eq!(repartition_topics, ["app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`StreamsBuilder::build`];
+    /// [`StreamsError::InvalidTopologyOptimization`] with Kafka's message
+    /// for a value that is not `none`, `all` or a list of optimizations;
+    /// [`TopologyError::CannotOptimize`](crate::TopologyError::CannotOptimize)
+    /// where repartition topics to merge carry other types than the key
+    /// change before them forwards.
+    pub fn build_with(&self, config: &StreamsConfig) -> Result<Topology> {
+        let topology = self.build()?;
+        let optimizations = config.topology_optimizations()?;
+        let mut inner = self.inner.borrow_mut();
+        let inner = &mut *inner;
+        let counter = &mut inner.counter;
+        optimize(
+            &topology,
+            &mut inner.optimization,
+            optimizations,
+            |prefix: &str| {
+                let n = *counter;
+                *counter += 1;
+                format!("{prefix}{n:010}")
+            },
+        )
     }
 }

@@ -54,6 +54,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(&V) -> std::result::Result<VR, E> + 'static,
     ) -> KStream<K, VR> {
         let name = self.take_name_and_number("KSTREAM-MAPVALUES-");
+        self.builder().mark_value_changing(&name);
         let mapper: TryFn<K, V, VR> = Rc::new(move |_, v| mapper(v).map_err(Into::into));
         self.add_processor(
             name,
@@ -82,6 +83,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             None,
             None,
         );
+        self.builder().mark_key_changing(&out.node);
         out.repartition_required = true;
         out
     }
@@ -117,6 +119,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(&V) -> std::result::Result<I, E> + 'static,
     ) -> KStream<K, VR> {
         let name = self.take_name_and_number("KSTREAM-FLATMAPVALUES-");
+        self.builder().mark_value_changing(&name);
         let mapper: TryFn<K, V, Vec<VR>> = Rc::new(move |_, v| {
             mapper(v)
                 .map(|values| values.into_iter().collect())

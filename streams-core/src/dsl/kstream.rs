@@ -296,6 +296,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(Option<&K>, &V) -> VR + 'static,
     ) -> KStream<K, VR> {
         let name = self.take_name_and_number("KSTREAM-MAPVALUES-");
+        self.builder.mark_value_changing(&name);
         let mapper: KvFn<K, V, VR> = Rc::new(mapper);
         self.add_processor(
             name,
@@ -322,6 +323,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
     ) -> KStream<K, VR> {
         let name = self.take_name_and_number("KSTREAM-FLATMAPVALUES-");
+        self.builder.mark_value_changing(&name);
         let mapper: KvFn<K, V, Vec<VR>> = Rc::new(move |k, v| mapper(k, v).into_iter().collect());
         self.add_processor(
             name,
@@ -349,6 +351,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             None,
             None,
         );
+        self.builder.mark_key_changing(&out.node);
         out.repartition_required = true;
         out
     }
@@ -370,6 +373,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             None,
             None,
         );
+        self.builder.mark_key_changing(&out.node);
         out.repartition_required = true;
         out
     }
@@ -390,6 +394,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
             None,
             self.value_serde.clone(),
         );
+        self.builder.mark_key_changing(&out.node);
         out.repartition_required = true;
         out
     }
@@ -429,6 +434,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     #[must_use]
     pub fn merge(mut self, other: &KStream<K, V>) -> Self {
         let name = self.take_name_and_number("KSTREAM-MERGE-");
+        self.builder.mark_merge(&name);
         let parents = [self.node.clone(), other.node.clone()];
         self.builder.with_topology(|t| {
             t.add_typed_processor::<K, V, K, V, PassThrough, _>(
@@ -620,7 +626,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 Ok(())
             });
         }
-        let mut out = self.through_internal_topic(&base, ks, vs, repartitioned.partitioner);
+        let mut out = self.through_repartition_topic(&base, ks, vs, repartitioned.partitioner);
         out.key_serde = self.key_serde.clone();
         out.value_serde = self.value_serde.clone();
         out

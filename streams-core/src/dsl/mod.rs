@@ -161,6 +161,73 @@
 //! Joiners see values: `Fn(&V, &VO)` for inner joins, `Fn(&V, Option<&VO>)`
 //! for left joins, `Fn(Option<&V>, Option<&VO>)` for outer joins.
 //!
+//! # Topology optimization
+//! Kafka's `topology.optimization` ([`StreamsConfig::TOPOLOGY_OPTIMIZATION_CONFIG`]:
+//! `none`, the default, `all`, or a comma-separated list of
+//! `reuse.ktable.source.topics`, `merge.repartition.topics` and
+//! `single.store.self.join`) rewrites the topology when it is built with
+//! the config, [`StreamsBuilder::build_with`], as Kafka's
+//! `build(Properties)` does; [`StreamsBuilder::build`] and a config given
+//! only to the driver or the application change nothing, as in Kafka.
+//! Each rewrite is Kafka 4.4's, with its `describe()` text:
+//! - `reuse.ktable.source.topics`: the store of a table read with
+//!   [`StreamsBuilder::table`] (when it has one) writes no changelog; the
+//!   table's topic is its changelog, which the runtime restores up to the
+//!   group's committed offset. `to_table` and global tables are not
+//!   concerned.
+//! - `merge.repartition.topics`: the repartition topics that grouping,
+//!   joins, `to_table` and cogroup add after one key change (`map`,
+//!   `select_key`, `flat_map`, `group_by`, or a `merge` of such streams)
+//!   become one, right after the key change, named after the first
+//!   (`<topic>-filter`, `-sink`, `-source`, even a lone one); what sat
+//!   between the key change and a repartition topic (a `filter`, a `peek`)
+//!   runs after it. A `map_values` or `flat_map_values` in between keeps a
+//!   topic apart; `repartition()` is never merged. As in Kafka, a node that
+//!   leads to two of the topics (a `peek`, a `split`) cannot be moved for
+//!   both, and the build fails.
+//! - `single.store.self.join` (KIP-862): a stream joined with itself
+//!   (`s.join_stream(&s, ..)`) keeps one window store and one join
+//!   processor named as the join's merge node; left and outer self-joins
+//!   become this inner one, as in Kafka (each record matches itself).
+//!
+//! ```
+//! use std::time::Duration;
+//! use streams_core::StreamsConfig;
+//! use streams_core::dsl::JoinWindows;
+//! use streams_test::{KeyValue, example_with_config};
+//!
+//! let config = StreamsConfig::new("app").with_property(StreamsConfig::TOPOLOGY_OPTIMIZATION_CONFIG, "all");
+//! let driver = example_with_config(config, |builder| {
+//!     let users = builder.table::<String, String>("users");
+//!     let clicks = builder.stream::<String, String>("clicks");
+//!     clicks.clone().join(&users, |click, user| format!("{user}:{click}")).to("named");
+//!     let within = JoinWindows::of_time_difference_with_no_grace(Duration::from_secs(1)).unwrap();
+//!     clicks.clone().join_stream(&clicks, |a, b| format!("{a}+{b}"), within).to("pairs");
+//! });
+//! driver.input::<String, String>("users").pipe_key_value("u1", "ann");
+//! driver.input::<String, String>("clicks").pipe_key_values([("u1", "home"), ("u1", "cart")]);
+//! assert_eq!(
+//!     driver.output::<String, String>("named").read_values_to_list(),
+//!     [Some("ann:home".to_owned()), Some("ann:cart".to_owned())]
+//! );
+//! assert_eq!(
+//!     driver.output::<String, String>("pairs").read_key_values_to_list(),
+//!     [
+//!         KeyValue::pair("u1", "home+home"),
+//!         KeyValue::pair("u1", "cart+home"),
+//!         KeyValue::pair("u1", "home+cart"),
+//!         KeyValue::pair("u1", "cart+cart"),
+//!     ]
+//! );
+//! // No changelog for the table's store, one store for the self-join.
+//! assert_eq!(
+//!     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+//!     ["app-KSTREAM-JOINTHIS-0000000008-store-changelog", "named", "pairs"]
+//! );
+//! ```
+//!
+//! [`StreamsConfig::TOPOLOGY_OPTIMIZATION_CONFIG`]: crate::StreamsConfig::TOPOLOGY_OPTIMIZATION_CONFIG
+//!
 //! ```
 //! use streams_core::StreamsBuilder;
 //!
@@ -190,6 +257,7 @@ mod join_processors;
 mod kstream;
 mod ktable;
 pub mod nullable;
+pub(crate) mod optimize;
 mod options;
 mod processors;
 mod repartition;

@@ -46,6 +46,7 @@
 //!
 //! See [`KStream::join_stream`] for an example.
 
+use std::any::TypeId;
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -53,6 +54,8 @@ use std::time::Duration;
 
 use crate::dsl::KStream;
 use crate::dsl::join_processors::Joiner;
+use crate::dsl::optimize::StreamJoinDef;
+use crate::dsl::optimize::self_join::StreamStreamSelfJoin;
 use crate::dsl::processors::PassThrough;
 pub use crate::dsl::stream_join_processors::OUTER_JOIN_EMIT_INTERVAL_CONFIG;
 use crate::dsl::stream_join_processors::{
@@ -62,6 +65,7 @@ use crate::error::{Result, StreamsError};
 use crate::serde::{Serde, SerdeRef};
 use crate::state::{BuiltInStoreBuilder, WindowParams, WindowSettings, WindowStore};
 use crate::time::millis;
+use crate::topology::Topology;
 
 /// How close in time two records must be to join, Kafka's `JoinWindows`:
 /// a left record at `t` joins right records in `[t - before, t + after]`
@@ -557,6 +561,44 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         };
         let logging = joined.logging;
         let (this_parent, other_parent) = (this.node.clone(), that.node.clone());
+        // Kafka's StreamStreamJoinNode keeps the self-join form of the
+        // join, which `single.store.self.join` may choose.
+        let make_self_join = (TypeId::of::<V>() == TypeId::of::<VO>()).then(|| {
+            let (merge, windowed, store) =
+                (merge.clone(), this_windowed.clone(), this_store.clone());
+            let joiner = joiner.clone();
+            let (before_ms, after_ms) = (windows.before_ms, windows.after_ms);
+            let retention_ms = windows.size_ms() + windows.grace_ms();
+            Rc::new(move |t: &mut Topology| -> Result<()> {
+                let (s, j) = (store.clone(), joiner.clone());
+                t.add_typed_processor::<K, V, K, VR, _, _>(
+                    &merge,
+                    move || StreamStreamSelfJoin::<V, VO, VR> {
+                        store: s.clone(),
+                        before_ms,
+                        after_ms,
+                        retention_ms,
+                        joiner: j.clone(),
+                        stream_time: -1,
+                    },
+                    &[&windowed],
+                )?;
+                t.connect_processor_and_state_stores(&merge, &[&store])?;
+                Ok(())
+            }) as Rc<dyn Fn(&mut Topology) -> Result<()>>
+        });
+        builder.record(|m| {
+            m.stream_joins.push(StreamJoinDef {
+                this_windowed: this_windowed.clone(),
+                other_windowed: other_windowed.clone(),
+                this_join: this_join.clone(),
+                other_join: other_join.clone(),
+                merge: merge.clone(),
+                other_store: other_store.clone(),
+                outer_store: outer_store.clone(),
+                make_self_join,
+            });
+        });
         builder.with_topology(|t| {
             // Kafka's ensureCopartitionWith: both sides' sources.
             t.copartition(&[&this_parent, &other_parent]);

@@ -259,6 +259,9 @@ impl StreamTask {
     ) -> Result<Self> {
         // A topology without sources makes a task that reads nothing, as
         // Kafka's driver allows (the runtime refuses it: KafkaStreams::new).
+        // Kafka's StreamsConfig refuses a bad `topology.optimization`, for
+        // a driver as for an application.
+        config.topology_optimizations()?;
         let handlers = Handlers::from_config(config)?;
         let task_id = format!("{}_{partition}", subtopology.map_or(0, |(s, _)| s));
         let members = subtopology.map(|(_, m)| m);

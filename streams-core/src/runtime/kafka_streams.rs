@@ -132,6 +132,8 @@ impl KafkaStreams {
         clients: Arc<dyn ClientSupplier>,
     ) -> Result<Self> {
         let runtime = RuntimeConfig::from_streams_config(&config)?;
+        // Kafka's StreamsConfig refuses a bad `topology.optimization` too.
+        config.topology_optimizations()?;
         topology.validate()?;
         let process_id = config
             .properties()

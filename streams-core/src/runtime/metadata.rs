@@ -48,6 +48,10 @@ pub struct TaskMetadata {
     /// Its stores with their changelog topics (the task's partition of
     /// each is its changelog partition).
     pub changelogs: Vec<(String, String)>,
+    /// Its source stores (`reuse.ktable.source.topics`) with the source
+    /// topic each is restored from (the task's partition of it), up to
+    /// the group's committed offset: they write no changelog.
+    pub source_changelogs: Vec<(String, String)>,
     /// Whether it has state stores.
     pub stateful: bool,
 }
@@ -283,6 +287,7 @@ impl TopologyMetadata {
                         id,
                         partitions: task_partitions,
                         changelogs: info.changelog_topics.clone(),
+                        source_changelogs: info.source_changelog_topics.clone(),
                         stateful: info.is_stateful(),
                     },
                 );

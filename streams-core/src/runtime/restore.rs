@@ -7,6 +7,16 @@
 //! stores already are (the beginning, or a standby's position) up to the
 //! end offset it finds when the restore starts (the last stable offset
 //! under exactly-once, so aborted writes are not restored).
+//!
+//! A source store (`reuse.ktable.source.topics`: a table's store whose
+//! changelog is the topic the table reads) is restored from the task's
+//! partition of that topic, up to the smaller of its end and the group's
+//! committed offset there (Kafka's `changelogAsSource`): the task
+//! processes the rest. Records without a key are skipped, as Kafka's
+//! `StoreChangelogReader` skips them. While the committed offset is
+//! pending in an open transaction (KIP-447), the restore reads to the end
+//! of the topic instead: the task then applies the records after the
+//! committed offset again, which leaves the same rows.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -115,18 +125,32 @@ impl Restorer {
         }
     }
 
-    /// Restores every store of `task` up to its changelog's current end.
-    pub(crate) fn restore(&mut self, task: &mut Task) -> Result<()> {
-        for (store, tp) in task.changelog_partitions() {
+    /// Restores every store of `task` up to its changelog's current end
+    /// (a source store up to the committed offset `group`, the thread's
+    /// group consumer, gives).
+    pub(crate) fn restore(&mut self, task: &mut Task, group: &dyn Consumer) -> Result<()> {
+        for (store, tp, from_source) in task.changelog_partitions() {
             let context =
                 |what: &str| format!("task {}: {what} changelog {tp} of store {store}", task.id);
-            let end = self
+            let mut end = self
                 .consumer
                 .end_offsets(std::slice::from_ref(&tp))
                 .map_err(|e| RuntimeError::client(context("reading the end of"), e))?
                 .get(&tp)
                 .copied()
                 .unwrap_or(0);
+            if from_source {
+                match group.committed(&tp) {
+                    Ok(committed) => end = end.min(committed.unwrap_or(0)),
+                    Err(streams_clients::ClientError::UnstableOffsetCommit { .. }) => {}
+                    Err(e) => {
+                        return Err(RuntimeError::client(
+                            context("reading the committed offset of"),
+                            e,
+                        ));
+                    }
+                }
+            }
             let start = task.changelog_offsets.get(&tp).copied().unwrap_or(0);
             self.consumer
                 .assign(std::slice::from_ref(&tp))
@@ -142,22 +166,24 @@ impl Restorer {
                     .consumer
                     .poll()
                     .map_err(|e| RuntimeError::client(context("reading"), e))?;
+                let before = position;
                 let batch: Vec<RawRecord> = polled
                     .records
                     .into_iter()
                     .filter(|r| {
                         r.offset < end && *r.topic == *tp.topic && r.partition == tp.partition
                     })
-                    .map(|r| {
+                    .filter_map(|r| {
                         position = position.max(r.offset + 1);
-                        to_raw(r)
+                        // A source topic may hold records without a key.
+                        (!from_source || r.key.is_some()).then(|| to_raw(r))
                     })
                     .collect();
                 let moved = self
                     .consumer
                     .position(&tp)
                     .map_err(|e| RuntimeError::client(context("reading the position in"), e))?;
-                if batch.is_empty() && moved <= position {
+                if position == before && moved <= position {
                     // Nothing more to read below `end` (control records and
                     // aborted data take offsets but restore nothing).
                     break;

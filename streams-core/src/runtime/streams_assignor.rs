@@ -248,6 +248,7 @@ mod tests {
                     id,
                     partitions,
                     changelogs: Vec::new(),
+                    source_changelogs: Vec::new(),
                     stateful: false,
                 },
             )

@@ -71,9 +71,16 @@ impl Task {
         }
     }
 
-    /// The changelog partitions of its stores.
-    pub(crate) fn changelog_partitions(&self) -> Vec<(String, TopicPartition)> {
-        changelog_partitions(&self.meta)
+    /// The changelog partitions of its stores, each with whether it is a
+    /// source topic (restored up to the committed offset only).
+    pub(crate) fn changelog_partitions(&self) -> Vec<(String, TopicPartition, bool)> {
+        let own = changelog_partitions(&self.meta)
+            .into_iter()
+            .map(|(s, tp)| (s, tp, false));
+        let source = source_changelog_partitions(&self.meta)
+            .into_iter()
+            .map(|(s, tp)| (s, tp, true));
+        own.chain(source).collect()
     }
 
     pub(crate) fn add(&mut self, record: ConsumerRecord) {
@@ -336,6 +343,17 @@ impl Task {
 pub(crate) fn changelog_partitions(meta: &TaskMetadata) -> Vec<(String, TopicPartition)> {
     let partition = i32::try_from(meta.id.partition).unwrap_or(i32::MAX);
     meta.changelogs
+        .iter()
+        .map(|(store, topic)| (store.clone(), TopicPartition::new(topic, partition)))
+        .collect()
+}
+
+/// The source-topic partitions a task's source stores are restored from
+/// (`reuse.ktable.source.topics`): the task's partition of each topic,
+/// with the store's name.
+pub(crate) fn source_changelog_partitions(meta: &TaskMetadata) -> Vec<(String, TopicPartition)> {
+    let partition = i32::try_from(meta.id.partition).unwrap_or(i32::MAX);
+    meta.source_changelogs
         .iter()
         .map(|(store, topic)| (store.clone(), TopicPartition::new(topic, partition)))
         .collect()

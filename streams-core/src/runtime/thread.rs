@@ -22,7 +22,7 @@ use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::metadata::{TaskMetadata, TopologyMetadata};
 use crate::runtime::restore::{RestoreListener, Restorer};
 use crate::runtime::streams_assignor::{OwnedTasks, StreamsAssignor, assigned_tasks};
-use crate::runtime::task::{Task, changelog_partitions, to_raw};
+use crate::runtime::task::{Task, changelog_partitions, source_changelog_partitions, to_raw};
 use crate::runtime::task_id::TaskId;
 use crate::topology::Topology;
 
@@ -278,7 +278,7 @@ impl StreamThread {
             }
             let engine = self.new_engine(id, now)?;
             let mut task = Task::new(engine, meta);
-            self.restorer.restore(&mut task)?;
+            self.restorer.restore(&mut task, self.consumer.as_ref())?;
             for tp in &task.meta.partitions {
                 self.rewind_to_committed(tp)?;
             }
@@ -674,12 +674,12 @@ impl StreamThread {
             } else if let Some(standby) = self.standbys.remove(&id) {
                 let mut task = Task::new(standby.engine, meta);
                 task.changelog_offsets = standby.changelog_offsets;
-                self.restorer.restore(&mut task)?;
+                self.restorer.restore(&mut task, self.consumer.as_ref())?;
                 task
             } else {
                 let engine = self.new_engine(id, now)?;
                 let mut task = Task::new(engine, meta);
-                self.restorer.restore(&mut task)?;
+                self.restorer.restore(&mut task, self.consumer.as_ref())?;
                 task
             };
             // The consumer starts each newly assigned partition at the
@@ -710,7 +710,12 @@ impl StreamThread {
         let standby_partitions: Vec<TopicPartition> = self
             .standbys
             .values()
-            .flat_map(|s| changelog_partitions(&s.meta).into_iter().map(|(_, tp)| tp))
+            .flat_map(|s| {
+                changelog_partitions(&s.meta)
+                    .into_iter()
+                    .chain(source_changelog_partitions(&s.meta))
+                    .map(|(_, tp)| tp)
+            })
             .collect();
         self.standby_consumer
             .assign(&standby_partitions)
@@ -745,21 +750,61 @@ impl StreamThread {
                 e,
             )
         })?;
+        // A source store's standby stops at the group's committed offset,
+        // as Kafka's `updateLimitOffsetsForStandbyChangelogs`: the active
+        // task applies what comes after (a pending offset holds it where
+        // it is).
+        let mut limits: BTreeMap<TopicPartition, i64> = BTreeMap::new();
+        for standby in self.standbys.values() {
+            for (_, tp) in source_changelog_partitions(&standby.meta) {
+                let limit = match self.consumer.committed(&tp) {
+                    Ok(committed) => committed.unwrap_or(0),
+                    Err(streams_clients::ClientError::UnstableOffsetCommit { .. }) => {
+                        standby.changelog_offsets.get(&tp).copied().unwrap_or(0)
+                    }
+                    Err(e) => {
+                        return Err(RuntimeError::client(
+                            format!("stream thread {}: committed offset of {tp}", self.name),
+                            e,
+                        ));
+                    }
+                };
+                limits.insert(tp, limit);
+            }
+        }
+        let mut held_back: BTreeMap<TopicPartition, i64> = BTreeMap::new();
         for record in polled.records {
             let tp = TopicPartition::new(&*record.topic, record.partition);
+            if let Some(&limit) = limits.get(&tp)
+                && record.offset >= limit
+            {
+                held_back.entry(tp).or_insert(record.offset);
+                continue;
+            }
             for (id, standby) in &mut self.standbys {
-                if let Some((store, _)) = changelog_partitions(&standby.meta)
+                let own = changelog_partitions(&standby.meta)
                     .into_iter()
-                    .find(|(_, t)| *t == tp)
-                {
-                    let offset = record.offset;
+                    .find(|(_, t)| *t == tp);
+                let source = source_changelog_partitions(&standby.meta)
+                    .into_iter()
+                    .find(|(_, t)| *t == tp);
+                let Some((store, _)) = own.clone().or(source.clone()) else {
+                    continue;
+                };
+                let offset = record.offset;
+                // A source topic may hold records without a key.
+                if own.is_some() || record.key.is_some() {
                     standby
                         .engine
                         .restore_store(&store, &[to_raw(record.clone())])
                         .map_err(|source| RuntimeError::task(*id, source))?;
-                    standby.changelog_offsets.insert(tp.clone(), offset + 1);
                 }
+                standby.changelog_offsets.insert(tp.clone(), offset + 1);
             }
+        }
+        // Fetch what was held back again once the limit moves.
+        for (tp, offset) in held_back {
+            let _ = self.standby_consumer.seek(&tp, offset);
         }
         Ok(())
     }

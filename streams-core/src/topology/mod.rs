@@ -37,6 +37,7 @@ use crate::state::StoreBuilder;
 mod description;
 mod global;
 mod nodes;
+mod rewrite;
 mod topics_info;
 
 pub(crate) use global::GlobalStoreParts;
@@ -179,8 +180,18 @@ impl TypeSig {
         }
     }
 
-    fn same(&self, other: &TypeSig) -> bool {
+    pub(crate) fn same(&self, other: &TypeSig) -> bool {
         self.key == other.key && self.value == other.value
+    }
+
+    /// Whether both have the same key type.
+    pub(crate) fn same_key(&self, other: &TypeSig) -> bool {
+        self.key == other.key
+    }
+
+    /// Whether both have the same value type.
+    pub(crate) fn same_value(&self, other: &TypeSig) -> bool {
+        self.value == other.value
     }
 }
 
@@ -288,6 +299,10 @@ pub struct Topology {
     /// nodes it joins, whose upstream sources must be co-partitioned (see
     /// [`Topology::copartition`]).
     copartition_node_groups: Vec<Vec<String>>,
+    /// Kafka's source stores: a store whose changelog is the topic its
+    /// table reads (`reuse.ktable.source.topics`), with that topic; the
+    /// store itself logs nothing.
+    source_changelogs: Vec<(String, String)>,
 }
 
 impl fmt::Debug for Topology {

@@ -50,6 +50,11 @@ pub struct TopicsInfo {
     pub stores: Vec<String>,
     /// Each logged store with its changelog topic.
     pub changelog_topics: Vec<(String, String)>,
+    /// Each store whose changelog is the source topic its table reads
+    /// (`reuse.ktable.source.topics`, Kafka's source-topic changelogs),
+    /// with that topic: it writes no changelog of its own, and is restored
+    /// from the topic up to the group's committed offset.
+    pub source_changelog_topics: Vec<(String, String)>,
     /// The topic configs a store asked for its changelog, by changelog
     /// topic (only stores that asked for some).
     pub changelog_configs:
@@ -106,6 +111,7 @@ impl Topology {
                     repartition_sink_topics: Vec::new(),
                     stores: Vec::new(),
                     changelog_topics: Vec::new(),
+                    source_changelog_topics: Vec::new(),
                     changelog_configs: std::collections::BTreeMap::new(),
                     dynamic_sink: false,
                     copartition_groups: Vec::new(),
@@ -151,7 +157,14 @@ impl Topology {
                         .any(|&i| nodes[i].stores.iter().any(|s| s == builder.name()));
                     if used {
                         info.stores.push(builder.name().to_owned());
-                        if builder.logging_enabled() {
+                        if let Some((_, topic)) = self
+                            .source_changelogs()
+                            .iter()
+                            .find(|(s, _)| s == builder.name())
+                        {
+                            info.source_changelog_topics
+                                .push((builder.name().to_owned(), topic.clone()));
+                        } else if builder.logging_enabled() {
                             let config = builder.changelog_config();
                             if !config.is_empty() {
                                 info.changelog_configs.insert(

@@ -43,7 +43,8 @@ public final class Main {
         WindowScenarios.class,
         RepartitionScenarios.class,
         CogroupScenarios.class,
-        VersionedScenarios.class
+        VersionedScenarios.class,
+        OptimizationScenarios.class
     );
 
     private Main() {}
