@@ -585,6 +585,7 @@ impl TopologyTestDriver {
     /// starting at the driver's start time and not advancing by itself.
     /// Piping to a topic that no source reads fails with the topics that
     /// exist.
+    #[doc(alias = "createInputTopic")]
     pub fn create_input_topic<K: 'static, V: 'static>(
         &self,
         topic: &str,
@@ -623,6 +624,7 @@ impl TopologyTestDriver {
     }
 
     /// A typed handle to read what the topology wrote to `topic`.
+    #[doc(alias = "createOutputTopic")]
     pub fn create_output_topic<K: 'static, V: 'static>(
         &self,
         topic: &str,
@@ -637,6 +639,7 @@ impl TopologyTestDriver {
     ///
     /// # Errors
     /// An unknown topic, a negative timestamp, or any processing error.
+    #[doc(alias = "pipeInput")]
     pub fn pipe_raw(&self, topic: &str, record: RawRecord) -> Result<()> {
         self.with_state(|s| s.pipe(topic, record))
     }
@@ -655,6 +658,7 @@ impl TopologyTestDriver {
     /// # Panics
     /// If a punctuation or processor fails, with its error.
     #[track_caller]
+    #[doc(alias = "advanceWallClockTime")]
     pub fn advance_wall_clock_time(&self, advance: Duration) {
         if let Err(e) = self.try_advance_wall_clock_time(advance) {
             panic!("advancing the wall clock by {advance:?} failed: {e}");
@@ -674,6 +678,7 @@ impl TopologyTestDriver {
 
     /// The names of every topic the topology has written to, internal
     /// (`-repartition`, `-changelog`) ones included, sorted.
+    #[doc(alias = "producedTopicNames")]
     pub fn produced_topic_names(&self) -> BTreeSet<String> {
         self.with_state(|s| Ok(s.produced_topics.clone()))
             .unwrap_or_default()

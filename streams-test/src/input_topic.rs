@@ -91,6 +91,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     }
 
     /// Moves this topic's clock forward.
+    #[doc(alias = "advanceTime")]
     pub fn advance_time(&self, advance: Duration) {
         self.current_time
             .set(self.current_time.get().saturating_add(millis(advance)));
@@ -160,6 +161,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As the errors of [`try_pipe_record`](TestInputTopic::try_pipe_record).
     #[track_caller]
+    #[doc(alias = "pipeInput")]
     pub fn pipe_record(&self, record: TestRecord<K, V>) {
         self.pipe(record);
     }
@@ -169,6 +171,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_record`](TestInputTopic::pipe_record).
     #[track_caller]
+    #[doc(alias = "pipeInput")]
     pub fn pipe_value(&self, value: impl Into<V>) {
         self.pipe(TestRecord::new(None, Some(value.into())));
     }
@@ -178,6 +181,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_record`](TestInputTopic::pipe_record).
     #[track_caller]
+    #[doc(alias = "pipeInput")]
     pub fn pipe_value_at(&self, value: impl Into<V>, timestamp: i64) {
         self.pipe(TestRecord::new(None, Some(value.into())).at(timestamp));
     }
@@ -187,6 +191,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_record`](TestInputTopic::pipe_record).
     #[track_caller]
+    #[doc(alias = "pipeInput")]
     pub fn pipe_key_value(&self, key: impl Into<K>, value: impl Into<V>) {
         self.pipe(TestRecord::new(Some(key.into()), Some(value.into())));
     }
@@ -196,6 +201,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_record`](TestInputTopic::pipe_record).
     #[track_caller]
+    #[doc(alias = "pipeInput")]
     pub fn pipe_key_value_at(&self, key: impl Into<K>, value: impl Into<V>, timestamp: i64) {
         self.pipe(TestRecord::new(Some(key.into()), Some(value.into())).at(timestamp));
     }
@@ -215,6 +221,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// As [`pipe_record`](TestInputTopic::pipe_record); records before the
     /// failing one are processed.
     #[track_caller]
+    #[doc(alias = "pipeRecordList")]
     pub fn pipe_records(&self, records: impl IntoIterator<Item = TestRecord<K, V>>) {
         for r in records {
             self.pipe(r);
@@ -226,6 +233,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_records`](TestInputTopic::pipe_records).
     #[track_caller]
+    #[doc(alias = "pipeValueList")]
     pub fn pipe_values<T: Into<V>>(&self, values: impl IntoIterator<Item = T>) {
         for v in values {
             self.pipe(TestRecord::new(None, Some(v.into())));
@@ -237,6 +245,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_records`](TestInputTopic::pipe_records).
     #[track_caller]
+    #[doc(alias = "pipeKeyValueList")]
     pub fn pipe_key_values<A: Into<K>, B: Into<V>>(&self, pairs: impl IntoIterator<Item = (A, B)>) {
         for (k, v) in pairs {
             self.pipe(TestRecord::new(Some(k.into()), Some(v.into())));
@@ -249,6 +258,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_records`](TestInputTopic::pipe_records).
     #[track_caller]
+    #[doc(alias = "pipeValueList")]
     pub fn pipe_values_timed<T: Into<V>>(
         &self,
         values: impl IntoIterator<Item = T>,
@@ -268,6 +278,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
     /// # Panics
     /// As [`pipe_records`](TestInputTopic::pipe_records).
     #[track_caller]
+    #[doc(alias = "pipeKeyValueList")]
     pub fn pipe_key_values_timed<A: Into<K>, B: Into<V>>(
         &self,
         pairs: impl IntoIterator<Item = (A, B)>,
@@ -279,5 +290,72 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
             let ts = start.saturating_add(step.saturating_mul(i as i64));
             self.pipe(TestRecord::new(Some(k.into()), Some(v.into())).at(ts));
         }
+    }
+
+    /// As [`pipe_value`](TestInputTopic::pipe_value), returning the error.
+    ///
+    /// # Errors
+    /// As [`try_pipe_record`](TestInputTopic::try_pipe_record).
+    pub fn try_pipe_value(&self, value: impl Into<V>) -> Result<()> {
+        self.try_pipe_record(TestRecord::new(None, Some(value.into())))
+    }
+
+    /// As [`pipe_key_value`](TestInputTopic::pipe_key_value), returning the error.
+    ///
+    /// # Errors
+    /// As [`try_pipe_record`](TestInputTopic::try_pipe_record).
+    pub fn try_pipe_key_value(&self, key: impl Into<K>, value: impl Into<V>) -> Result<()> {
+        self.try_pipe_record(TestRecord::new(Some(key.into()), Some(value.into())))
+    }
+
+    /// As [`pipe_key_value_at`](TestInputTopic::pipe_key_value_at),
+    /// returning the error.
+    ///
+    /// # Errors
+    /// As [`try_pipe_record`](TestInputTopic::try_pipe_record).
+    pub fn try_pipe_key_value_at(
+        &self,
+        key: impl Into<K>,
+        value: impl Into<V>,
+        timestamp: i64,
+    ) -> Result<()> {
+        self.try_pipe_record(TestRecord::new(Some(key.into()), Some(value.into())).at(timestamp))
+    }
+
+    /// As [`pipe_tombstone`](TestInputTopic::pipe_tombstone), returning the error.
+    ///
+    /// # Errors
+    /// As [`try_pipe_record`](TestInputTopic::try_pipe_record).
+    pub fn try_pipe_tombstone(&self, key: impl Into<K>) -> Result<()> {
+        self.try_pipe_record(TestRecord::new(Some(key.into()), None))
+    }
+
+    /// As [`pipe_records`](TestInputTopic::pipe_records), stopping at the
+    /// first error: the records before it are processed, the rest not.
+    ///
+    /// ```
+    /// use streams_core::StreamsError;
+    /// use streams_test::{TestRecord, example};
+    ///
+    /// let driver = example(|builder| builder.stream::<String, String>("in").to("out"));
+    /// let input = driver.input::<String, String>("in");
+    /// let result = input.try_pipe_records([
+    ///     TestRecord::key_value("a", "1").at(1),
+    ///     TestRecord::key_value("b", "2").at(-5), // a negative timestamp
+    ///     TestRecord::key_value("c", "3").at(3),
+    /// ]);
+    /// assert!(matches!(result, Err(StreamsError::NegativeTimestamp { timestamp: -5, .. })));
+    /// assert_eq!(driver.output::<String, String>("out").read_values_to_list(), [Some("1".to_owned())]);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_pipe_record`](TestInputTopic::try_pipe_record).
+    pub fn try_pipe_records(
+        &self,
+        records: impl IntoIterator<Item = TestRecord<K, V>>,
+    ) -> Result<()> {
+        records
+            .into_iter()
+            .try_for_each(|r| self.try_pipe_record(r))
     }
 }

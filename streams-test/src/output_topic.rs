@@ -42,7 +42,7 @@ const NO_TIMESTAMP: i64 = -1;
 /// let table = output.read_table();
 /// assert_eq!(table.len(), 1);
 /// assert_eq!(table["b"], 2);
-/// assert_eq!(output.try_read_value(), None);
+/// assert_eq!(output.try_read_value()?, None);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct TestOutputTopic<'d, K, V> {
@@ -88,6 +88,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     }
 
     /// How many records are waiting to be read.
+    #[doc(alias = "getQueueSize")]
     pub fn queue_size(&self) -> usize {
         self.driver
             .with_state(|s| Ok(s.output_packed(&self.topic).map_or(0, |q| q.len())))
@@ -95,6 +96,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     }
 
     /// Whether no record is waiting to be read.
+    #[doc(alias = "isEmpty")]
     pub fn is_empty(&self) -> bool {
         self.queue_size() == 0
     }
@@ -160,12 +162,10 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
             })
     }
 
-    #[track_caller]
-    fn try_next(&self) -> Option<TestRecord<K, V>> {
-        match self.next() {
-            Ok(Read::Got(r)) => Some(r),
-            Ok(Read::Empty | Read::Uninitialized(_)) => None,
-            Err(e) => panic!("reading topic `{}` failed: {e}", self.topic),
+    fn try_next(&self) -> Result<Option<TestRecord<K, V>>> {
+        match self.next()? {
+            Read::Got(r) => Ok(Some(r)),
+            Read::Empty | Read::Uninitialized(_) => Ok(None),
         }
     }
 
@@ -208,18 +208,21 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// (`uninitialized topic: out`, listing the topics that were), or the
     /// record cannot be decoded.
     #[track_caller]
+    #[doc(alias = "readValue")]
+    #[doc(alias = "readOutput")]
     pub fn read_value(&self) -> Option<V> {
         self.must_next().value
     }
 
-    /// Reads the next record's value, or `None` if the topic is empty;
+    /// Reads the next record's value, `Ok(None)` if the topic is empty;
     /// the inner `None` is a tombstone.
     ///
-    /// # Panics
-    /// If the record cannot be decoded.
-    #[track_caller]
-    pub fn try_read_value(&self) -> Option<Option<V>> {
-        self.try_next().map(|r| r.value)
+    /// # Errors
+    /// [`StreamsError::Deserialization`] if the record cannot be decoded
+    /// (it is consumed, as in Kafka's driver), naming its topic, offset and
+    /// the serde's reason.
+    pub fn try_read_value(&self) -> Result<Option<Option<V>>> {
+        Ok(self.try_next()?.map(|r| r.value))
     }
 
     /// Reads the next record's key and value.
@@ -227,18 +230,20 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// # Panics
     /// As [`read_value`](TestOutputTopic::read_value).
     #[track_caller]
+    #[doc(alias = "readKeyValue")]
+    #[doc(alias = "readOutput")]
     pub fn read_key_value(&self) -> KeyValue<K, V> {
         let r = self.must_next();
         KeyValue::new(r.key, r.value)
     }
 
-    /// Reads the next record's key and value, or `None` if the topic is empty.
+    /// Reads the next record's key and value, `Ok(None)` if the topic is
+    /// empty.
     ///
-    /// # Panics
-    /// If the record cannot be decoded.
-    #[track_caller]
-    pub fn try_read_key_value(&self) -> Option<KeyValue<K, V>> {
-        self.try_next().map(|r| KeyValue::new(r.key, r.value))
+    /// # Errors
+    /// As [`try_read_value`](TestOutputTopic::try_read_value).
+    pub fn try_read_key_value(&self) -> Result<Option<KeyValue<K, V>>> {
+        Ok(self.try_next()?.map(|r| KeyValue::new(r.key, r.value)))
     }
 
     /// Reads the next record whole: key, value, timestamp and headers.
@@ -246,16 +251,17 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// # Panics
     /// As [`read_value`](TestOutputTopic::read_value).
     #[track_caller]
+    #[doc(alias = "readRecord")]
+    #[doc(alias = "readOutput")]
     pub fn read_record(&self) -> TestRecord<K, V> {
         self.must_next()
     }
 
-    /// Reads the next record whole, or `None` if the topic is empty.
+    /// Reads the next record whole, `Ok(None)` if the topic is empty.
     ///
-    /// # Panics
-    /// If the record cannot be decoded.
-    #[track_caller]
-    pub fn try_read_record(&self) -> Option<TestRecord<K, V>> {
+    /// # Errors
+    /// As [`try_read_value`](TestOutputTopic::try_read_value).
+    pub fn try_read_record(&self) -> Result<Option<TestRecord<K, V>>> {
         self.try_next()
     }
 
@@ -264,6 +270,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// # Panics
     /// If a record cannot be decoded (then none is consumed).
     #[track_caller]
+    #[doc(alias = "readValuesToList")]
     pub fn read_values_to_list(&self) -> Vec<Option<V>> {
         self.must_all_as(|r| r.value)
     }
@@ -273,6 +280,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// # Panics
     /// As [`read_values_to_list`](TestOutputTopic::read_values_to_list).
     #[track_caller]
+    #[doc(alias = "readKeyValuesToList")]
     pub fn read_key_values_to_list(&self) -> Vec<KeyValue<K, V>> {
         self.must_all_as(|r| KeyValue::new(r.key, r.value))
     }
@@ -282,6 +290,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// # Panics
     /// As [`read_values_to_list`](TestOutputTopic::read_values_to_list).
     #[track_caller]
+    #[doc(alias = "readRecordsToList")]
     pub fn read_records_to_list(&self) -> Vec<TestRecord<K, V>> {
         self.must_all()
     }
@@ -294,6 +303,7 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
     /// If a record has a null key (a map has no place for it), or as
     /// [`read_values_to_list`](TestOutputTopic::read_values_to_list).
     #[track_caller]
+    #[doc(alias = "readKeyValuesToMap")]
     pub fn read_key_values_to_map(&self) -> HashMap<K, Option<V>>
     where
         K: Hash + Eq,

@@ -174,7 +174,7 @@
 //! let driver = example(|builder| builder.stream::<String, i64>("in").to("out"));
 //! let input = driver.input::<String, i64>("in");
 //! let (out, nowhere) = (driver.output::<String, i64>("out"), driver.output::<String, i64>("nowhere"));
-//! assert_eq!((nowhere.try_read_value(), nowhere.read_values_to_list()), (None, vec![]));
+//! assert_eq!((nowhere.try_read_value().ok(), nowhere.read_values_to_list()), (Some(None), vec![]));
 //! let panic = catch_unwind(AssertUnwindSafe(|| nowhere.read_value())).unwrap_err();
 //! assert!(panic.downcast_ref::<String>().is_some_and(|m| m.starts_with("uninitialized topic: nowhere")));
 //! for (k, v) in [("a", Some(1)), ("b", Some(2)), ("a", Some(3)), ("b", None)] {

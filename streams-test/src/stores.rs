@@ -715,6 +715,7 @@ impl TopologyTestDriver {
     /// # Errors
     /// No such store (the error lists the stores that exist), or the store
     /// is of another kind or other types (the error names its kind).
+    #[doc(alias = "getKeyValueStore")]
     pub fn key_value_store<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         name: &str,
@@ -731,6 +732,7 @@ impl TopologyTestDriver {
     ///
     /// # Errors
     /// As [`TopologyTestDriver::key_value_store`].
+    #[doc(alias = "getTimestampedKeyValueStore")]
     pub fn timestamped_key_value_store<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         name: &str,
@@ -752,6 +754,7 @@ impl TopologyTestDriver {
     ///
     /// # Errors
     /// As [`TopologyTestDriver::key_value_store`].
+    #[doc(alias = "getVersionedKeyValueStore")]
     pub fn versioned_key_value_store<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         name: &str,
@@ -776,6 +779,7 @@ impl TopologyTestDriver {
     /// # Errors
     /// No such store (the error lists the stores that exist), or the store
     /// is of another kind or other types (the error names its kind).
+    #[doc(alias = "getWindowStore")]
     pub fn window_store<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         name: &str,
@@ -802,6 +806,7 @@ impl TopologyTestDriver {
     ///
     /// # Errors
     /// As [`TopologyTestDriver::window_store`].
+    #[doc(alias = "getTimestampedWindowStore")]
     pub fn timestamped_window_store<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         name: &str,
@@ -822,6 +827,7 @@ impl TopologyTestDriver {
     ///
     /// # Errors
     /// As [`TopologyTestDriver::window_store`].
+    #[doc(alias = "getSessionStore")]
     pub fn session_store<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         name: &str,

@@ -59,9 +59,26 @@ impl<K, V> TestRecord<K, V> {
 
     /// The same record at this timestamp (epoch millis).
     #[must_use]
+    #[doc(alias = "recordTime")]
     pub fn at(mut self, timestamp: i64) -> Self {
         self.timestamp = Some(timestamp);
         self
+    }
+
+    /// The same record at this timestamp (epoch millis), as Kafka's
+    /// `TestRecord(key, value, headers, timestamp)` takes it; the same as
+    /// [`at`](TestRecord::at).
+    ///
+    /// ```
+    /// use streams_test::TestRecord;
+    ///
+    /// let r = TestRecord::<String, String>::key_value("k", "v").with_timestamp(42);
+    /// assert_eq!(r.timestamp, Some(42));
+    /// assert_eq!(r, TestRecord::key_value("k", "v").at(42));
+    /// ```
+    #[must_use]
+    pub fn with_timestamp(self, timestamp: i64) -> Self {
+        self.at(timestamp)
     }
 
     /// The same record with one more header.

@@ -347,6 +347,7 @@ impl StreamsBuilder {
     /// assert_eq!(driver.stream_time(), -1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "globalTable")]
     pub fn global_table<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         topic: &str,
@@ -472,6 +473,7 @@ impl StreamsBuilder {
     /// [`TopologyError::CannotOptimize`](crate::TopologyError::CannotOptimize)
     /// where repartition topics to merge carry other types than the key
     /// change before them forwards.
+    #[doc(alias = "build")]
     pub fn build_with(&self, config: &StreamsConfig) -> Result<Topology> {
         let topology = self.build()?;
         let optimizations = config.topology_optimizations()?;

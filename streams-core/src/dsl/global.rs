@@ -260,6 +260,8 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "join")]
+    #[doc(alias = "GlobalKTable")]
     pub fn join_global<KG, VG, VR, KO>(
         self,
         table: &GlobalKTable<KG, VG>,
@@ -283,6 +285,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     ///
     /// The example of [`KStream::join_global`](crate::dsl::KStream::join_global)
     /// shows this join too.
+    #[doc(alias = "leftJoin")]
     pub fn left_join_global<KG, VG, VR, KO>(
         self,
         table: &GlobalKTable<KG, VG>,

@@ -82,6 +82,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "groupByKey")]
     pub fn group_by_key(self) -> KGroupedStream<K, V> {
         self.group_by_key_with(Grouped::default())
     }
@@ -129,6 +130,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "groupBy")]
     pub fn group_by<KR: Ord + Clone + 'static>(
         self,
         selector: impl Fn(Option<&K>, &V) -> KR + 'static,

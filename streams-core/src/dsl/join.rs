@@ -419,6 +419,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// dropped and counted.
     ///
     /// The example of [`KStream::join`](crate::dsl::KStream::join) shows this join too.
+    #[doc(alias = "leftJoin")]
     pub fn left_join<VT: 'static, VR: Clone + 'static>(
         self,
         table: &KTable<K, VT>,
@@ -663,6 +664,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// gives a tombstone.
     ///
     /// The example of [`KTable::join`](crate::dsl::KTable::join) shows this join too.
+    #[doc(alias = "leftJoin")]
     pub fn left_join<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,
@@ -699,6 +701,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// the last of both rows gives a tombstone.
     ///
     /// The example of [`KTable::join`](crate::dsl::KTable::join) shows this join too.
+    #[doc(alias = "outerJoin")]
     pub fn outer_join<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,

@@ -198,6 +198,8 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
+    #[doc(alias = "Named")]
+    #[doc(alias = "withName")]
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.next_name = Some(name.into());
         self
@@ -266,6 +268,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Keeps the records for which `predicate` is false, Kafka's
     /// `filterNot`. Tombstones pass.
     #[must_use]
+    #[doc(alias = "filterNot")]
     pub fn filter_not(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
         let name = self.take_name_and_number("KSTREAM-FILTER-");
         let predicate: KvFn<K, V, bool> = Rc::new(predicate);
@@ -282,6 +285,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each value, keeping the key, Kafka's `mapValues`.
     /// A tombstone stays a tombstone.
+    #[doc(alias = "mapValues")]
     pub fn map_values<VR: Clone + 'static>(
         self,
         mapper: impl Fn(&V) -> VR + 'static,
@@ -291,6 +295,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each value, computed from key and value, Kafka's
     /// `mapValues(ValueMapperWithKey)`.
+    #[doc(alias = "mapValues")]
     pub fn map_values_with_key<VR: Clone + 'static>(
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> VR + 'static,
@@ -310,6 +315,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each record by zero or more values with the same key,
     /// Kafka's `flatMapValues`. A tombstone stays one tombstone.
+    #[doc(alias = "flatMapValues")]
     pub fn flat_map_values<VR: Clone + 'static, I: IntoIterator<Item = VR>>(
         self,
         mapper: impl Fn(&V) -> I + 'static,
@@ -358,6 +364,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each record by zero or more records, Kafka's `flatMap`.
     /// Tombstones are dropped and counted.
+    #[doc(alias = "flatMap")]
     pub fn flat_map<KR: Clone + 'static, VR: Clone + 'static, I: IntoIterator<Item = (KR, VR)>>(
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
@@ -380,6 +387,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Gives each record a new key computed from key and value, Kafka's
     /// `selectKey`. Tombstones are dropped and counted.
+    #[doc(alias = "selectKey")]
     pub fn select_key<KR: Clone + 'static>(
         mut self,
         selector: impl Fn(Option<&K>, &V) -> KR + 'static,
@@ -495,6 +503,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "processValues")]
     pub fn process_values<VR, P>(mut self, supplier: impl Fn() -> P + 'static) -> KStream<K, VR>
     where
         VR: Clone + 'static,
@@ -543,6 +552,8 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Writes each record to the topic `extractor` names for it, Kafka's
     /// `to(TopicNameExtractor)`.
+    #[doc(alias = "to")]
+    #[doc(alias = "TopicNameExtractor")]
     pub fn to_dynamic(self, extractor: impl TopicNameExtractor<K, V>) {
         self.to_dynamic_with(extractor, Produced::default());
     }

@@ -224,6 +224,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
 
     /// Names the node that the next operator on this table adds.
     #[must_use]
+    #[doc(alias = "Named")]
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.next_name = Some(name.into());
         self
@@ -432,6 +433,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     ///
     /// The example of [`KTable::filter`](crate::dsl::KTable::filter) shows `filter_not` too.
     #[must_use]
+    #[doc(alias = "filterNot")]
     pub fn filter_not(self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
         self.filter_impl(predicate, false, None)
     }
@@ -520,6 +522,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "mapValues")]
     pub fn map_values<VR: Clone + 'static>(
         self,
         mapper: impl Fn(&K, &V) -> VR + 'static,
@@ -552,6 +555,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// assert_eq!(changes.read_key_values_to_list(), [KeyValue::pair("1", "Ann"), KeyValue::tombstone("1")]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "toStream")]
     pub fn to_stream(mut self) -> KStream<K, V> {
         let name = self.take_name_and_number("KTABLE-TOSTREAM-");
         let parent = self.node.clone();

@@ -337,6 +337,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "join")]
     pub fn join_stream<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
@@ -388,6 +389,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// assert_eq!(status.read_key_values_to_list(), [KeyValue::pair("o1", "book: unpaid")]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "leftJoin")]
     pub fn left_join_stream<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
@@ -439,6 +441,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "outerJoin")]
     pub fn outer_join_stream<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,

@@ -63,6 +63,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// assert!(driver.produced_topic_names().contains("test-app-by-device-repartition"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "toTable")]
     pub fn to_table(self) -> KTable<K, V> {
         let materialized = Materialized {
             key_serde: self.key_serde.clone(),

@@ -189,6 +189,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(alias = "windowedBy")]
     pub fn windowed_by<W: WindowedBy<K, V>>(self, windows: W) -> W::Output {
         windows.windowed(self)
     }

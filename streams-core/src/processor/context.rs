@@ -141,17 +141,20 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
 
     /// Where the record being processed came from; `None` during
     /// punctuation or `init`.
+    #[doc(alias = "recordMetadata")]
     pub fn record_metadata(&self) -> Option<RecordMetadata> {
         self.task.current_metadata()
     }
 
     /// The current stream time: the largest timestamp of any record
     /// processed so far, or `-1` before the first record.
+    #[doc(alias = "currentStreamTimeMs")]
     pub fn stream_time(&self) -> i64 {
         self.task.stream_time()
     }
 
     /// The current wall-clock time of the (mock) clock, in epoch millis.
+    #[doc(alias = "currentSystemTimeMs")]
     pub fn wall_clock_time(&self) -> i64 {
         self.task.wall_clock_time()
     }
@@ -214,6 +217,7 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     ///
     /// # Errors
     /// No such store, not connected, or of another kind or types.
+    #[doc(alias = "getStateStore")]
     pub fn key_value_store<KS: Ord + Clone + 'static, VS: Clone + 'static>(
         &self,
         name: &str,
@@ -330,6 +334,7 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     ///
     /// # Errors
     /// As [`ProcessorContext::key_value_store`].
+    #[doc(alias = "getStateStore")]
     pub fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
         self.store_lookup().state_store(name)
     }
@@ -356,6 +361,7 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     ///
     /// # Errors
     /// An interval shorter than 1 ms.
+    #[doc(alias = "Punctuator")]
     pub fn schedule(&mut self, interval: Duration, kind: PunctuationType) -> Result<Cancellable> {
         let millis = interval.as_millis();
         if millis < 1 {
@@ -398,6 +404,8 @@ impl<K: Clone + 'static, V: Clone + 'static> ProcessorContext<'_, K, V> {
     ///
     /// # Errors
     /// [`StreamsError::UnknownChild`] if there is no such child.
+    #[doc(alias = "forward")]
+    #[doc(alias = "To.child")]
     pub fn forward_to(&mut self, child: &str, record: Record<K, V>) -> Result<()> {
         let children = self.task.children(self.node);
         match children.iter().find(|&&c| self.task.node_name(c) == child) {

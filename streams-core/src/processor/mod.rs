@@ -81,6 +81,7 @@ pub trait Processor<KIn, VIn, KOut = KIn, VOut = VIn>: 'static {
     /// # Errors
     /// An error stops the punctuation; it is reported with the
     /// processor's name.
+    #[doc(alias = "Punctuator")]
     fn punctuate(
         &mut self,
         ctx: &mut ProcessorContext<'_, KOut, VOut>,
