@@ -419,7 +419,7 @@ impl StreamsBuilder {
     ///
     /// let builder = StreamsBuilder::new();
     /// builder.stream::<String, String>("orders").to("audit");
-    /// // A second source of a topic: refused (Kafka merges the two sources).
+    /// // A second source of a topic: refused (Kafka merges two streams of a topic).
     /// builder.stream::<String, String>("orders").filter(|_, v| !v.is_empty()).to("valid");
     /// let err = builder.build().unwrap_err();
     /// assert!(matches!(&err, StreamsError::Topology(TopologyError::TopicAlreadyRead { topic, .. }) if topic == "orders"));

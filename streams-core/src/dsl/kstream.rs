@@ -733,6 +733,47 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     ///     [KeyValue::pair("to", 1), KeyValue::pair("be", 1), KeyValue::pair("<deleted>", -1)]
     /// );
     /// ```
+    ///
+    /// A processor reaches the stores connected to it. Kafka's
+    /// `process(supplier, "store")` and `StreamsBuilder.addStateStore`
+    /// have no counterpart here yet: add the store to the built
+    /// [`Topology`](crate::Topology), naming the processor.
+    ///
+    /// ```
+    /// use streams_core::processor::{Processor, ProcessorContext};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::Stores;
+    /// use streams_core::{Record, Result, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// /// Numbers each key's records, counting them in the store `seen`.
+    /// struct Number;
+    /// impl Processor<String, String, String, i64> for Number {
+    ///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<String, String>) -> Result<()> {
+    ///         let Some(key) = r.key.clone() else { return Ok(()) };
+    ///         let n = {
+    ///             let mut seen = ctx.key_value_store::<String, i64>("seen")?;
+    ///             let n = seen.get(&key).copied().unwrap_or(0) + 1;
+    ///             seen.put(key, n)?;
+    ///             n
+    ///         };
+    ///         ctx.forward(r.with_value(Some(n)))
+    ///     }
+    /// }
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").named("number").process(|| Number).to("numbered");
+    /// let mut topology = builder.build()?;
+    /// topology.add_state_store(Stores::key_value_store_builder("seen", StringSerde, I64Serde), &["number"])?;
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+    /// input.pipe_key_values([("a", "x"), ("b", "y"), ("a", "z")]);
+    /// let numbered = driver.create_output_topic("numbered", StringSerde, I64Serde);
+    /// assert_eq!(
+    ///     numbered.read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 1), KeyValue::pair("b", 1), KeyValue::pair("a", 2)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn process<KR, VR, P>(mut self, supplier: impl Fn() -> P + 'static) -> KStream<KR, VR>
     where
         KR: Clone + 'static,

@@ -109,8 +109,13 @@ macro_rules! serde_options {
 
 serde_options!(
     /// How a source reads a topic: serdes and the source node's name, as
-    /// Kafka's `Consumed`. Without serdes a source reads with the built-in
-    /// serde of its types, or the config's default serdes.
+    /// Kafka's `Consumed`. Without serdes a source reads with the config's
+    /// default serdes when they are of its types, else with the built-in
+    /// serdes of its types ([`builtin_serde`](crate::serde::builtin_serde)).
+    /// Kafka's `Consumed` also takes a timestamp extractor and an offset
+    /// reset policy, which this one does not have yet: a record keeps the
+    /// timestamp it was written with, and the runtime reads a topic without
+    /// a committed offset from its earliest one.
     ///
     /// ```
     /// use streams_core::serde::{JsonSerde, StringSerde};
@@ -145,7 +150,7 @@ serde_options!(
 serde_options!(
     /// How a sink writes a topic: serdes, the sink node's name and a
     /// stream partitioner, as Kafka's `Produced`. Serdes not given are the
-    /// stream's.
+    /// stream's, else the config's defaults or the built-in ones.
     ///
     /// ```
     /// use streams_core::serde::{I64Serde, JsonSerde, StringSerde};
