@@ -52,6 +52,13 @@ pub mod state;
 pub mod time;
 pub mod topology;
 
+/// The longer pages of the guide, each a file of the crate's `docs/`
+/// directory whose examples run as doc tests.
+pub mod guide {
+    #[doc = include_str!("../docs/VISUALIZE.md")]
+    pub mod pictures {}
+}
+
 #[allow(deprecated)]
 pub use config::{DeserializationHandling, StreamsConfig};
 pub use dsl::{
