@@ -1182,7 +1182,7 @@ fn store_snapshots() -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------
-// docs/FLUENT.md's example: the word count test, plain and fluent.
+// streams-test/docs/FLUENT.md's example: the word count test, plain and fluent.
 
 mod word_count {
     use streams_core::dsl::{Materialized, Produced};

@@ -70,6 +70,8 @@ impl fmt::Debug for StreamsBuilder {
 
 impl StreamsBuilder {
     /// An empty builder.
+    ///
+    /// The example of [`StreamsBuilder`] shows it.
     pub fn new() -> Self {
         StreamsBuilder {
             inner: Rc::new(RefCell::new(BuilderInner {
@@ -203,7 +205,12 @@ impl StreamsBuilder {
         self.stream_with(topics, Consumed::default())
     }
 
-    /// A stream of the records of `topics`, read as `consumed` says.
+    /// A stream of the records of `topics`, read as `consumed` says: its
+    /// serdes, and the source node's name (Kafka's `stream(topics,
+    /// Consumed)`).
+    ///
+    /// The example of [`StreamsBuilder::stream`] shows `stream_with` too,
+    /// and the one of [`Consumed`] a named source.
     pub fn stream_with<K: Clone + 'static, V: Clone + 'static>(
         &self,
         topics: impl Into<Topics>,
@@ -262,6 +269,8 @@ impl StreamsBuilder {
 
     /// A table of `topic` kept in the store `materialized` describes
     /// (queryable through the driver by its name).
+    ///
+    /// The example of [`StreamsBuilder::table`] shows `table_with` too.
     pub fn table_with<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         topic: &str,
@@ -271,7 +280,10 @@ impl StreamsBuilder {
     }
 
     /// A table of `topic`, read as `consumed` says and kept as
-    /// `materialized` says.
+    /// `materialized` says. A name in `consumed` names the source, and
+    /// the table's node `<name>-table-source`.
+    ///
+    /// The example of [`StreamsBuilder::table`] shows `table_consumed` too.
     pub fn table_consumed<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         topic: &str,
@@ -358,6 +370,9 @@ impl StreamsBuilder {
     /// A global table of `topic` kept in the store `materialized`
     /// describes (queryable through the driver by its name). Logging is
     /// always disabled: the topic is the store's changelog.
+    ///
+    /// The example of [`StreamsBuilder::global_table`] shows
+    /// `global_table_with` too.
     pub fn global_table_with<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         topic: &str,
@@ -374,6 +389,9 @@ impl StreamsBuilder {
     /// A global table of `topic`, read as `consumed` says (whose serdes
     /// the store uses too) and kept as `materialized` says. A name in
     /// `consumed` names the processor, and the source `<name>-table-source`.
+    ///
+    /// The example of [`StreamsBuilder::global_table`] shows
+    /// `global_table_consumed` too.
     pub fn global_table_consumed<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
         topic: &str,
@@ -391,6 +409,31 @@ impl StreamsBuilder {
     /// an empty topology, as Kafka's does (a `TopologyTestDriver` runs it
     /// and refuses every pipe as to an unknown topic; `KafkaStreams`
     /// refuses it with [`TopologyError::NoSource`](crate::TopologyError::NoSource)).
+    ///
+    /// Operators never fail on the spot, as Kafka's throw: the builder
+    /// keeps the first error and `build` returns it (and then
+    /// [`StreamsError::BuilderFailedEarlier`] on every later call).
+    ///
+    /// ```
+    /// use streams_core::{StreamsBuilder, StreamsError, TopologyError};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("orders").to("audit");
+    /// // A second source of a topic: refused (Kafka merges two streams of a topic).
+    /// builder.stream::<String, String>("orders").filter(|_, v| !v.is_empty()).to("valid");
+    /// let err = builder.build().unwrap_err();
+    /// assert!(matches!(&err, StreamsError::Topology(TopologyError::TopicAlreadyRead { topic, .. }) if topic == "orders"));
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid topology: topic `orders` is already read by source `KSTREAM-SOURCE-0000000000`; \
+    ///      a topic can be read by one source only"
+    /// );
+    /// assert!(matches!(builder.build(), Err(StreamsError::BuilderFailedEarlier { .. })));
+    ///
+    /// // A builder without sources builds an empty topology.
+    /// assert!(StreamsBuilder::new().build()?.node_names().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(&self) -> Result<Topology> {
         let mut inner = self.inner.borrow_mut();
         if let Some(e) = inner.error.take() {

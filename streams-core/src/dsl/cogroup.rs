@@ -251,6 +251,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
 impl<K: Ord + Clone + 'static, VA: Clone + 'static> CogroupedKStream<K, VA> {
     /// Adds `grouped` with its `aggregator`, Kafka's
     /// `cogroup(KGroupedStream, Aggregator)`.
+    ///
+    /// The example of the [cogroup module](crate::dsl::cogroup) shows it.
     #[must_use]
     pub fn cogroup<V: Clone + 'static>(
         mut self,
@@ -292,6 +294,8 @@ impl<K: Ord + Clone + 'static, VA: Clone + 'static> CogroupedKStream<K, VA> {
     /// `aggregate(Initializer)`: the first value of a key (from any
     /// stream) is added to `initializer()` by its stream's aggregator. The
     /// store is `COGROUPKSTREAM-AGGREGATE-STATE-STORE-<n>`.
+    ///
+    /// The example of the [cogroup module](crate::dsl::cogroup) shows it.
     pub fn aggregate(self, initializer: impl Fn() -> VA + 'static) -> KTable<K, VA> {
         self.aggregate_with(initializer, Materialized::default())
     }
@@ -560,7 +564,8 @@ impl<K, VA> fmt::Debug for TimeWindowedCogroupedKStream<K, VA> {
 
 impl<K: Ord + Clone + 'static, VA: Clone + 'static> TimeWindowedCogroupedKStream<K, VA> {
     /// Aggregates per key and window, Kafka's `aggregate(Initializer)`.
-    /// See [`CogroupedKStream::windowed_by`] for an example.
+    ///
+    /// The first example of [`CogroupedKStream::windowed_by`] shows it.
     pub fn aggregate(self, initializer: impl Fn() -> VA + 'static) -> KTable<Windowed<K>, VA> {
         self.aggregate_with(initializer, Materialized::default())
     }
@@ -568,6 +573,30 @@ impl<K: Ord + Clone + 'static, VA: Clone + 'static> TimeWindowedCogroupedKStream
     /// As [`aggregate`](Self::aggregate), with the window store from
     /// `materialized` (its retention at least the window size plus the
     /// grace period).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::Materialized;
+    /// use streams_core::dsl::TimeWindows;
+    /// use streams_test::example;
+    ///
+    /// let ten = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     let views = builder.stream::<String, String>("views").group_by_key();
+    ///     let buys = builder.stream::<String, i64>("buys").group_by_key();
+    ///     views
+    ///         .cogroup(|_, _: &String, score: i64| score + 1)
+    ///         .cogroup(buys, |_, amount: &i64, score: i64| score + amount)
+    ///         .windowed_by(ten)
+    ///         .aggregate_with(|| 0, Materialized::as_("scores").with_retention(Duration::from_secs(60)));
+    /// });
+    /// driver.input::<String, String>("views").pipe_key_value_at("ann", "home", 1);
+    /// driver.input::<String, i64>("buys").pipe_key_value_at("ann", 10, 4);
+    /// driver.input::<String, String>("views").pipe_key_value_at("ann", "cart", 12);
+    /// let scores = driver.window_store::<String, i64>("scores")?;
+    /// assert_eq!(scores.fetch(&"ann".to_owned(), 0..), [(0, 11), (10, 1)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate_with(
         self,
         initializer: impl Fn() -> VA + 'static,
@@ -609,8 +638,43 @@ impl<K, VA> fmt::Debug for SessionWindowedCogroupedKStream<K, VA> {
 impl<K: Ord + Clone + 'static, VA: Clone + 'static> SessionWindowedCogroupedKStream<K, VA> {
     /// Aggregates per key and session, Kafka's
     /// `aggregate(Initializer, Merger)`: `merger` combines the aggregates
-    /// of two sessions that a record joins into one. See
-    /// [`CogroupedKStream::windowed_by`] for an example.
+    /// of two sessions that a record joins into one; the merged sessions
+    /// are deleted downstream.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed, WindowedSerde};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let gap = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     let deposits = builder.stream::<String, i64>("deposits").group_by_key();
+    ///     let withdrawals = builder.stream::<String, i64>("withdrawals").group_by_key();
+    ///     deposits
+    ///         .cogroup(|_, amount: &i64, balance: i64| balance + amount)
+    ///         .cogroup(withdrawals, |_, amount: &i64, balance: i64| balance - amount)
+    ///         .windowed_by(gap)
+    ///         .aggregate(|| 0, |one, other| one + other)
+    ///         .to_stream()
+    ///         .to("session-balances");
+    /// });
+    /// driver.input::<String, i64>("deposits").pipe_key_value_at("ann", 5, 0);
+    /// driver.input::<String, i64>("withdrawals").pipe_key_value_at("ann", 2, 5); // within the gap: merged
+    /// driver.input::<String, i64>("deposits").pipe_key_value_at("ann", 1, 30); // a new session
+    /// let out = driver.create_output_topic("session-balances", WindowedSerde::session(StringSerde), I64Serde);
+    /// let session = |start, end| Windowed::new("ann".to_owned(), Window::new(start, end));
+    /// assert_eq!(
+    ///     out.read_key_values_to_list(),
+    ///     [
+    ///         KeyValue::pair(session(0, 0), 5),
+    ///         KeyValue::tombstone(session(0, 0)),
+    ///         KeyValue::pair(session(0, 5), 3),
+    ///         KeyValue::pair(session(30, 30), 1),
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate(
         self,
         initializer: impl Fn() -> VA + 'static,
@@ -621,6 +685,8 @@ impl<K: Ord + Clone + 'static, VA: Clone + 'static> SessionWindowedCogroupedKStr
 
     /// As [`aggregate`](Self::aggregate), with the session store from
     /// `materialized`.
+    ///
+    /// The second example of [`CogroupedKStream::windowed_by`] shows it.
     pub fn aggregate_with(
         self,
         initializer: impl Fn() -> VA + 'static,

@@ -49,6 +49,24 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// [`map_values`](KStream::map_values) with a closure that may fail:
     /// an `Err` is a processing error of this node. A tombstone stays a
     /// tombstone (the closure does not see it).
+    ///
+    /// With the default `processing.exception.handler` an error fails the
+    /// pipe, naming the node and the record:
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("in").try_map_values(|v| v.parse::<i64>()).to("numbers");
+    /// });
+    /// let input = driver.input::<String, String>("in");
+    /// input.pipe_key_value("a", "12");
+    /// let err = input.try_pipe_key_value("b", "twelve").unwrap_err();
+    /// assert!(err.to_string().ends_with(
+    ///     "processor `KSTREAM-MAPVALUES-0000000001` failed: invalid digit found in string"
+    /// ));
+    /// assert_eq!(driver.output::<String, i64>("numbers").read_key_values_to_list(), [KeyValue::pair("a", 12)]);
+    /// ```
     pub fn try_map_values<VR: Clone + 'static, E: Into<UserError>>(
         mut self,
         mapper: impl Fn(&V) -> std::result::Result<VR, E> + 'static,
@@ -69,6 +87,30 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// [`map`](KStream::map) with a closure that may fail: an `Err` is a
     /// processing error of this node. Tombstones are dropped and counted,
     /// as by `map`.
+    ///
+    /// With `LogAndContinueProcessingExceptionHandler`, a failing record is
+    /// dropped and counted, and processing goes on:
+    ///
+    /// ```
+    /// use streams_core::StreamsConfig;
+    /// use streams_core::config::LogAndContinueProcessingExceptionHandler;
+    /// use streams_test::{KeyValue, example_with_config};
+    ///
+    /// let config = StreamsConfig::new("app")
+    ///     .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler);
+    /// let driver = example_with_config(config, |builder| {
+    ///     builder
+    ///         .stream::<String, String>("pairs")
+    ///         .try_map(|_, pair| pair.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).ok_or("no `=`"))
+    ///         .to("settings");
+    /// });
+    /// driver.input::<String, String>("pairs").pipe_values(["a=1", "junk", "b=2"]);
+    /// assert_eq!(
+    ///     driver.output::<String, String>("settings").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "1"), KeyValue::pair("b", "2")]
+    /// );
+    /// assert_eq!(driver.metrics().dropped_records, 1);
+    /// ```
     pub fn try_map<KR: Clone + 'static, VR: Clone + 'static, E: Into<UserError>>(
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> std::result::Result<(KR, VR), E> + 'static,
@@ -90,6 +132,29 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// [`filter`](KStream::filter) with a predicate that may fail: an `Err`
     /// is a processing error of this node. Tombstones pass.
+    ///
+    /// ```
+    /// use streams_core::StreamsConfig;
+    /// use streams_core::config::LogAndContinueProcessingExceptionHandler;
+    /// use streams_test::{KeyValue, example_with_config};
+    ///
+    /// let config = StreamsConfig::new("app")
+    ///     .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler);
+    /// let driver = example_with_config(config, |builder| {
+    ///     builder
+    ///         .stream::<String, String>("amounts")
+    ///         .try_filter(|_, amount| amount.parse::<i64>().map(|n| n >= 100))
+    ///         .to("large");
+    /// });
+    /// let amounts = driver.input::<String, String>("amounts");
+    /// amounts.pipe_key_values([("a", "250"), ("b", "7"), ("c", "lots")]);
+    /// amounts.pipe_tombstone("d");
+    /// assert_eq!(
+    ///     driver.output::<String, String>("large").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "250"), KeyValue::tombstone("d")]
+    /// );
+    /// assert_eq!(driver.dropped_records_by_node().into_iter().collect::<Vec<_>>(), [("KSTREAM-FILTER-0000000001".to_owned(), 1)]);
+    /// ```
     #[must_use]
     pub fn try_filter<E: Into<UserError>>(
         mut self,
@@ -110,6 +175,28 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// [`flat_map_values`](KStream::flat_map_values) with a closure that
     /// may fail: an `Err` is a processing error of this node, and none of
     /// the record's values is forwarded. A tombstone stays a tombstone.
+    ///
+    /// ```
+    /// use streams_core::StreamsConfig;
+    /// use streams_core::config::LogAndContinueProcessingExceptionHandler;
+    /// use streams_test::{KeyValue, example_with_config};
+    ///
+    /// let config = StreamsConfig::new("app")
+    ///     .with_processing_exception_handler(LogAndContinueProcessingExceptionHandler);
+    /// let driver = example_with_config(config, |builder| {
+    ///     builder
+    ///         .stream::<String, String>("lists")
+    ///         .try_flat_map_values(|list| list.split(',').map(str::parse::<i64>).collect::<Result<Vec<_>, _>>())
+    ///         .to("numbers");
+    /// });
+    /// // "3,x" fails as a whole: not even 3 comes out.
+    /// driver.input::<String, String>("lists").pipe_key_values([("a", "1,2"), ("b", "3,x")]);
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("numbers").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 1), KeyValue::pair("a", 2)]
+    /// );
+    /// assert_eq!(driver.metrics().dropped_records, 1);
+    /// ```
     pub fn try_flat_map_values<
         VR: Clone + 'static,
         I: IntoIterator<Item = VR>,

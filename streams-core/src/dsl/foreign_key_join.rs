@@ -121,12 +121,17 @@ impl<K: 'static, V: 'static, KO: 'static> ForeignKeyExtractor<K, V, KO> {
 /// ```
 /// use streams_core::dsl::TableJoined;
 ///
+/// let by_length = |_topic: &str, key: Option<&String>, _: Option<&()>, n: i32| key.map(|k| (k.len() as i32) % n);
 /// let joined = TableJoined::<String, String>::as_("orders-products")
-///     .with_other_partitioner(|_topic: &str, key: Option<&String>, _: Option<&()>, n: i32| {
-///         key.map(|k| (k.len() as i32) % n)
-///     });
+///     .with_partitioner(by_length)
+///     .with_other_partitioner(by_length);
+/// assert_eq!(joined.name(), Some("orders-products"));
+/// // The same, partitioners first:
+/// let joined = TableJoined::<String, String>::with(by_length, by_length).with_name("orders-products");
 /// assert_eq!(joined.name(), Some("orders-products"));
 /// ```
+///
+/// The example of [`KTable::join_on_foreign_key_with`] names a join.
 pub struct TableJoined<K, KO> {
     name: Option<String>,
     partitioner: Option<PartitionerRef<K, ()>>,
@@ -636,8 +641,33 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// read the key too (KIP-1104), names and partitioners from
     /// `table_joined`, and the result kept as `materialized` says.
     ///
-    /// The example of [`KTable::join_on_foreign_key_with`](crate::dsl::KTable::join_on_foreign_key_with)
-    /// shows these options.
+    /// ```
+    /// use streams_core::dsl::{ForeignKeyExtractor, Materialized, TableJoined};
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     let orders = builder.table::<String, String>("orders"); // "customer:order" -> amount
+    ///     let customers = builder.table::<String, String>("customers");
+    ///     orders.left_join_on_foreign_key_with(
+    ///         &customers,
+    ///         ForeignKeyExtractor::from_key_and_value(|id: &String, _| {
+    ///             id.split_once(':').map(|(customer, _)| customer.to_owned())
+    ///         }),
+    ///         |amount, name| format!("{} paid {amount}", name.map_or("someone", String::as_str)),
+    ///         TableJoined::as_("by-customer"),
+    ///         Materialized::as_("paid"),
+    ///     );
+    /// });
+    /// driver.input::<String, String>("customers").pipe_key_value("c1", "Ann");
+    /// driver.input::<String, String>("orders").pipe_key_values([("c1:o1", "12"), ("c2:o2", "5")]);
+    /// let paid = driver.timestamped_key_value_store::<String, String>("paid")?;
+    /// assert_eq!(
+    ///     paid.to_map(),
+    ///     [("c1:o1".to_owned(), "Ann paid 12".to_owned()), ("c2:o2".to_owned(), "someone paid 5".to_owned())].into()
+    /// );
+    /// assert!(driver.produced_topic_names().contains("test-app-by-customer-subscription-registration-topic"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn left_join_on_foreign_key_with<KO, VO, VR>(
         self,
         other: &KTable<KO, VO>,

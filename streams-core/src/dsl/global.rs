@@ -87,12 +87,25 @@ impl<K, V> fmt::Debug for GlobalKTable<K, V> {
 impl<K, V> GlobalKTable<K, V> {
     /// The name of the store given with [`Materialized::as_`], Kafka's
     /// `queryableStoreName()`; `None` when the name was generated.
+    ///
+    /// ```
+    /// use streams_core::{Materialized, StreamsBuilder};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let rates = builder.global_table::<String, String>("rates");
+    /// assert_eq!((rates.queryable_store_name(), rates.store_name()), (None, "rates-STATE-STORE-0000000000"));
+    /// let countries = builder.global_table_with::<String, String>("countries", Materialized::as_("countries"));
+    /// assert_eq!((countries.queryable_store_name(), countries.store_name()), (Some("countries"), "countries"));
+    /// ```
+    #[doc(alias = "queryableStoreName")]
     pub fn queryable_store_name(&self) -> Option<&str> {
         self.queryable.then_some(self.store.as_str())
     }
 
     /// The name of the store holding the table, given or generated
     /// (`<topic>-STATE-STORE-<n>`).
+    ///
+    /// The example of [`GlobalKTable::queryable_store_name`] shows it too.
     pub fn store_name(&self) -> &str {
         &self.store
     }

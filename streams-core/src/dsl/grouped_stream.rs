@@ -89,6 +89,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// As [`KStream::group_by_key`], with serdes and the repartition
     /// topic's name from `grouped`.
+    ///
+    /// The example of [`Grouped`] shows `group_by_key_with`.
     pub fn group_by_key_with(self, grouped: Grouped<K, V>) -> KGroupedStream<K, V> {
         let repartition_required = self.repartition_required;
         KGroupedStream {
@@ -138,7 +140,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         self.group_by_with(selector, Grouped::default())
     }
 
-    /// As [`KStream::group_by`], with options.
+    /// As [`KStream::group_by`], with serdes and a name from `grouped`: the
+    /// key-selecting node and the repartition topic
+    /// (`<application.id>-<name>-repartition`) are named after it.
+    ///
+    /// The example of [`Grouped`] shows `group_by_with`.
     pub fn group_by_with<KR: Ord + Clone + 'static>(
         mut self,
         selector: impl Fn(Option<&K>, &V) -> KR + 'static,
@@ -253,6 +259,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     /// `Materialized` without a name takes one more store number than
     /// `count()`, as Kafka's `count(Materialized)` does (its store is still
     /// generated).
+    ///
+    /// The example of [`KGroupedStream::count`] shows `count_with`.
     pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<K, i64> {
         if materialized.name.is_none() {
             self.stream.builder().new_store_name("KSTREAM-AGGREGATE-");
@@ -304,6 +312,22 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
     }
 
     /// As [`KGroupedStream::reduce`], with the store from `materialized`.
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, i64>("bids")
+    ///         .group_by_key()
+    ///         .reduce_with(|highest, bid| *highest.max(bid), Materialized::as_("highest-bids"));
+    /// });
+    /// driver.input::<String, i64>("bids").pipe_key_values([("lot-1", 10), ("lot-1", 25), ("lot-2", 5), ("lot-1", 20)]);
+    /// let highest = driver.timestamped_key_value_store::<String, i64>("highest-bids")?;
+    /// assert_eq!(highest.to_map(), [("lot-1".to_owned(), 25), ("lot-2".to_owned(), 5)].into());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce_with(
         self,
         reducer: impl Fn(&V, &V) -> V + 'static,
@@ -362,7 +386,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
         self.aggregate_with(initializer, aggregator, Materialized::default())
     }
 
-    /// As [`KGroupedStream::aggregate`], with the store from `materialized`.
+    /// As [`KGroupedStream::aggregate`], with the store from `materialized`
+    /// (a value type without a built-in serde needs one here).
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_core::serde::JsonSerde;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("visits").group_by_key().aggregate_with(
+    ///         Vec::new,
+    ///         |_, page: &String, mut pages: Vec<String>| {
+    ///             pages.push(page.clone());
+    ///             pages
+    ///         },
+    ///         Materialized::as_("pages").with_value_serde(JsonSerde::<Vec<String>>::new()),
+    ///     );
+    /// });
+    /// driver.input::<String, String>("visits").pipe_key_values([("ann", "home"), ("ann", "cart")]);
+    /// let pages = driver.timestamped_key_value_store::<String, Vec<String>>("pages")?;
+    /// assert_eq!(pages.get(&"ann".to_string()).map(|v| v.value), Some(vec!["home".to_owned(), "cart".to_owned()]));
+    /// // The changelog holds the JSON the serde wrote.
+    /// assert_eq!(
+    ///     driver.output::<String, String>("test-app-pages-changelog").read_values_to_list(),
+    ///     [Some(r#"["home"]"#.to_owned()), Some(r#"["home","cart"]"#.to_owned())]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate_with<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,

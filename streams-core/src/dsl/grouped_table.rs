@@ -88,6 +88,33 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// As [`KTable::group_by`], with serdes and a name from `grouped`.
+    ///
+    /// The serdes write the repartition topic (the values as Kafka's
+    /// `Change` of new and old value):
+    ///
+    /// ```
+    /// use streams_core::Grouped;
+    /// use streams_core::serde::{JsonSerde, StringSerde};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("user-regions")
+    ///         .group_by_with(
+    ///             |user, region| (region.clone(), vec![user.clone()]),
+    ///             Grouped::with(StringSerde, JsonSerde::<Vec<String>>::new()),
+    ///         )
+    ///         .count()
+    ///         .to_stream()
+    ///         .to("users-per-region");
+    /// });
+    /// driver.input::<String, String>("user-regions").pipe_key_values([("ann", "EU"), ("bob", "US")]);
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("users-per-region").read_key_values_to_list(),
+    ///     [KeyValue::pair("EU", 1), KeyValue::pair("US", 1)]
+    /// );
+    /// assert!(driver.produced_topic_names().contains("test-app-KTABLE-AGGREGATE-STATE-STORE-0000000004-repartition"));
+    /// ```
     pub fn group_by_with<KR: Ord + Clone + 'static, VR: Clone + 'static>(
         self,
         selector: impl Fn(&K, &V) -> (KR, VR) + 'static,
@@ -234,6 +261,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     }
 
     /// As [`KGroupedTable::count`], with the store from `materialized`.
+    ///
+    /// The example of [`KGroupedTable::count`] shows `count_with`.
     pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<K, i64> {
         let materialized = match materialized.value_serde {
             Some(_) => materialized,
@@ -282,6 +311,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     }
 
     /// As [`KGroupedTable::reduce`], with the store from `materialized`.
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, i64>("balances") // "region/user" -> balance
+    ///         .group_by(|key, balance| (key.split('/').next().unwrap_or("").to_owned(), *balance))
+    ///         .reduce_with(|total, added| total + added, |total, removed| total - removed, Materialized::as_("totals"));
+    /// });
+    /// let balances = driver.input::<String, i64>("balances");
+    /// balances.pipe_key_values([("EU/ann", 10), ("EU/bob", 5), ("US/cy", 7)]);
+    /// balances.pipe_tombstone("EU/ann"); // subtracted
+    /// let totals = driver.timestamped_key_value_store::<String, i64>("totals")?;
+    /// assert_eq!(totals.to_map(), [("EU".to_owned(), 5), ("US".to_owned(), 7)].into());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce_with(
         self,
         adder: impl Fn(&V, &V) -> V + 'static,
@@ -353,6 +400,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
     }
 
     /// As [`KGroupedTable::aggregate`], with the store from `materialized`.
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("user-regions")
+    ///         .group_by(|user, region| (region.clone(), user.len() as i64))
+    ///         .aggregate_with(|| 0_i64, |_, len, sum| sum + len, |_, len, sum| sum - len, Materialized::as_("name-letters"));
+    /// });
+    /// let regions = driver.input::<String, String>("user-regions");
+    /// regions.pipe_key_values([("ann", "EU"), ("bob", "EU"), ("carol", "US")]);
+    /// regions.pipe_key_value("bob", "US"); // leaves EU, joins US
+    /// let letters = driver.timestamped_key_value_store::<String, i64>("name-letters")?;
+    /// assert_eq!(letters.to_map(), [("EU".to_owned(), 3), ("US".to_owned(), 8)].into());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate_with<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,

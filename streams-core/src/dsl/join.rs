@@ -104,6 +104,37 @@ use crate::state::{BuiltInStoreBuilder, TimeOrderedStreamBuffer, TimestampedKeyV
 /// goes through, and the buffer of a grace period), a name for the join
 /// node, which also names that topic (`<name>-repartition`), and a grace
 /// period (KIP-923, for a versioned table only).
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::Joined;
+/// use streams_core::serde::StringSerde;
+/// use streams_core::StreamsBuilder;
+/// use streams_test::{KeyValue, TopologyTestDriver};
+///
+/// let waiting = Joined::<String, String>::as_("enrich").with_grace_period(Duration::from_millis(10));
+/// assert_eq!((waiting.name(), waiting.grace_period()), (Some("enrich"), Some(Duration::from_millis(10))));
+/// // A grace period needs a versioned table; this one is not.
+/// let joined = Joined::with(StringSerde, StringSerde).with_name("enrich");
+/// assert_eq!(joined.grace_period(), None);
+///
+/// let builder = StreamsBuilder::new();
+/// let users = builder.table::<String, String>("users");
+/// builder
+///     .stream::<String, String>("clicks")
+///     .left_join_with(&users, |page, name| format!("{}: {page}", name.map_or("?", String::as_str)), joined)
+///     .to("named-clicks");
+/// let topology = builder.build()?;
+/// assert!(topology.node_names().contains(&"enrich"));
+/// let driver = TopologyTestDriver::new(topology)?;
+/// let users = driver.create_input_topic("users", StringSerde, StringSerde);
+/// let clicks = driver.create_input_topic("clicks", StringSerde, StringSerde);
+/// users.pipe_key_value("u1", "Ann");
+/// clicks.pipe_key_values([("u1", "home"), ("u2", "cart")]);
+/// let named = driver.create_output_topic("named-clicks", StringSerde, StringSerde);
+/// assert_eq!(named.read_key_values_to_list(), [KeyValue::pair("u1", "Ann: home"), KeyValue::pair("u2", "?: cart")]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Joined<K, V> {
     key_serde: Option<SerdeRef<K>>,
     value_serde: Option<SerdeRef<V>>,
@@ -402,7 +433,29 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
         self.join_with(table, joiner, Joined::default())
     }
 
-    /// As [`KStream::join`], with serdes and a name from `joined`.
+    /// As [`KStream::join`], with serdes and a name from `joined` (and a
+    /// grace period, for a versioned table: see
+    /// [`Joined::with_grace_period`]).
+    ///
+    /// ```
+    /// use streams_core::dsl::Joined;
+    /// use streams_core::serde::StringSerde;
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     let users = builder.table::<String, String>("users"); // user -> name
+    ///     builder
+    ///         .stream::<String, String>("clicks") // page -> user
+    ///         .select_key(|_, user| user.clone())
+    ///         .join_with(&users, |user, name| format!("{name} ({user})"), Joined::with(StringSerde, StringSerde).with_name("clicks-users"))
+    ///         .to("named-clicks");
+    /// });
+    /// driver.input::<String, String>("users").pipe_key_value("u1", "Ann");
+    /// driver.input::<String, String>("clicks").pipe_key_value("home", "u1");
+    /// assert_eq!(driver.output::<String, String>("named-clicks").read_key_values_to_list(), [KeyValue::pair("u1", "Ann (u1)")]);
+    /// // The re-keyed stream went through a repartition topic named after the join.
+    /// assert!(driver.produced_topic_names().contains("test-app-clicks-users-repartition"));
+    /// ```
     pub fn join_with<VT: 'static, VR: Clone + 'static>(
         self,
         table: &KTable<K, VT>,
@@ -429,6 +482,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::left_join`], with serdes and a name from `joined`.
+    ///
+    /// The example of [`Joined`] shows `left_join_with`.
     pub fn left_join_with<VT: 'static, VR: Clone + 'static>(
         self,
         table: &KTable<K, VT>,
@@ -635,6 +690,28 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// As [`KTable::join`], keeping the result in a store.
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     let names = builder.table::<String, String>("names");
+    ///     let emails = builder.table::<String, String>("emails");
+    ///     let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "-".into());
+    ///     let _ = names.clone().join_with(&emails, |n, e| format!("{n} <{e}>"), Materialized::as_("inner"));
+    ///     let _ = names.clone().left_join_with(&emails, move |n, e| format!("{n} <{}>", show(e)), Materialized::as_("left"));
+    ///     let _ = names.outer_join_with(&emails, move |n, e| format!("{} <{}>", show(n), show(e)), Materialized::as_("outer"));
+    /// });
+    /// driver.input::<String, String>("names").pipe_key_values([("1", "Ann"), ("2", "Bob")]);
+    /// driver.input::<String, String>("emails").pipe_key_values([("1", "a@x"), ("3", "c@x")]);
+    /// let rows = |store: &str| driver.timestamped_key_value_store::<String, String>(store).map(|s| s.to_map());
+    /// let row = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+    /// assert_eq!(rows("inner")?, [row("1", "Ann <a@x>")].into());
+    /// assert_eq!(rows("left")?, [row("1", "Ann <a@x>"), row("2", "Bob <->")].into());
+    /// assert_eq!(rows("outer")?, [row("1", "Ann <a@x>"), row("2", "Bob <->"), row("3", "- <c@x>")].into());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn join_with<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,
@@ -674,6 +751,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// As [`KTable::left_join`], keeping the result in a store.
+    ///
+    /// The example of [`KTable::join_with`] shows `left_join_with` too.
     pub fn left_join_with<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,
@@ -711,6 +790,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// As [`KTable::outer_join`], keeping the result in a store.
+    ///
+    /// The example of [`KTable::join_with`] shows `outer_join_with` too.
     pub fn outer_join_with<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KTable<K, VO>,

@@ -164,11 +164,28 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// The name of the node whose output this stream is.
+    ///
+    /// ```
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let words = builder.stream::<String, String>("words");
+    /// assert_eq!(words.node_name(), "KSTREAM-SOURCE-0000000000");
+    /// let long = words.filter(|_, w| w.len() > 3);
+    /// assert_eq!(long.node_name(), "KSTREAM-FILTER-0000000001");
+    /// // The builder a stream belongs to, to add what a later operator needs:
+    /// let users = long.builder().table::<String, String>("users");
+    /// long.join(&users, |word, user| format!("{user}: {word}")).to("out");
+    /// assert_eq!(builder.build()?.node_names().len(), 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn node_name(&self) -> &str {
         &self.node
     }
 
     /// The builder this stream belongs to.
+    ///
+    /// The example of [`KStream::node_name`] shows it too.
     pub fn builder(&self) -> &StreamsBuilder {
         &self.builder
     }
@@ -250,6 +267,27 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Keeps the records for which `predicate` is true, Kafka's `filter`.
     /// Tombstones pass.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     let words = builder.stream::<String, String>("words");
+    ///     words.clone().filter(|_, w| w.len() > 3).to("long");
+    ///     words.filter_not(|_, w| w.len() > 3).to("short");
+    /// });
+    /// let words = driver.input::<String, String>("words");
+    /// words.pipe_key_values([("a", "hi"), ("b", "hello")]);
+    /// words.pipe_tombstone("c"); // the predicates never see it: it passes both
+    /// assert_eq!(
+    ///     driver.output::<String, String>("long").read_key_values_to_list(),
+    ///     [KeyValue::pair("b", "hello"), KeyValue::tombstone("c")]
+    /// );
+    /// assert_eq!(
+    ///     driver.output::<String, String>("short").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "hi"), KeyValue::tombstone("c")]
+    /// );
+    /// ```
     #[must_use]
     pub fn filter(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
         let name = self.take_name_and_number("KSTREAM-FILTER-");
@@ -267,6 +305,8 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Keeps the records for which `predicate` is false, Kafka's
     /// `filterNot`. Tombstones pass.
+    ///
+    /// The example of [`KStream::filter`] shows `filter_not` too.
     #[must_use]
     #[doc(alias = "filterNot")]
     pub fn filter_not(mut self, predicate: impl Fn(Option<&K>, &V) -> bool + 'static) -> Self {
@@ -285,6 +325,22 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each value, keeping the key, Kafka's `mapValues`.
     /// A tombstone stays a tombstone.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, TestRecord, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("words").map_values(|w| w.len() as i64).to("lengths");
+    /// });
+    /// let words = driver.input::<String, String>("words");
+    /// words.pipe_key_value("a", "kafka");
+    /// words.pipe_record(TestRecord::new(None, Some("rust".to_owned()))); // no key: kept
+    /// words.pipe_tombstone("a"); // the mapper never sees it
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("lengths").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 5), KeyValue::new(None, Some(4)), KeyValue::tombstone("a")]
+    /// );
+    /// ```
     #[doc(alias = "mapValues")]
     pub fn map_values<VR: Clone + 'static>(
         self,
@@ -294,7 +350,26 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Replaces each value, computed from key and value, Kafka's
-    /// `mapValues(ValueMapperWithKey)`.
+    /// `mapValues(ValueMapperWithKey)`. The key may be `None`; a tombstone
+    /// stays a tombstone.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, TestRecord, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("greetings")
+    ///         .map_values_with_key(|name, greeting| format!("{greeting}, {}", name.map_or("you", String::as_str)))
+    ///         .to("addressed");
+    /// });
+    /// let greetings = driver.input::<String, String>("greetings");
+    /// greetings.pipe_key_value("ann", "hello");
+    /// greetings.pipe_record(TestRecord::new(None, Some("hi".to_owned())));
+    /// assert_eq!(
+    ///     driver.output::<String, String>("addressed").read_key_values_to_list(),
+    ///     [KeyValue::pair("ann", "hello, ann"), KeyValue::new(None, Some("hi, you".to_owned()))]
+    /// );
+    /// ```
     #[doc(alias = "mapValues")]
     pub fn map_values_with_key<VR: Clone + 'static>(
         mut self,
@@ -315,6 +390,25 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each record by zero or more values with the same key,
     /// Kafka's `flatMapValues`. A tombstone stays one tombstone.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("lines")
+    ///         .flat_map_values(|line| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+    ///         .to("words");
+    /// });
+    /// let lines = driver.input::<String, String>("lines");
+    /// lines.pipe_key_value("1", "to be");
+    /// lines.pipe_key_value("2", ""); // no values: nothing
+    /// lines.pipe_tombstone("3"); // one tombstone
+    /// assert_eq!(
+    ///     driver.output::<String, String>("words").read_key_values_to_list(),
+    ///     [KeyValue::pair("1", "to"), KeyValue::pair("1", "be"), KeyValue::tombstone("3")]
+    /// );
+    /// ```
     #[doc(alias = "flatMapValues")]
     pub fn flat_map_values<VR: Clone + 'static, I: IntoIterator<Item = VR>>(
         self,
@@ -324,6 +418,23 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::flat_map_values`], from key and value.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, i64>("repeat")
+    ///         .flat_map_values_with_key(|k, n| vec![k.cloned().unwrap_or_default(); *n as usize])
+    ///         .to("echoes");
+    /// });
+    /// driver.input::<String, i64>("repeat").pipe_key_values([("ho", 3), ("hey", 0)]);
+    /// assert_eq!(
+    ///     driver.output::<String, String>("echoes").read_key_values_to_list(),
+    ///     [KeyValue::pair("ho", "ho"), KeyValue::pair("ho", "ho"), KeyValue::pair("ho", "ho")]
+    /// );
+    /// ```
+    #[doc(alias = "flatMapValues")]
     pub fn flat_map_values_with_key<VR: Clone + 'static, I: IntoIterator<Item = VR>>(
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> I + 'static,
@@ -342,7 +453,30 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Replaces each record by a new key and value, Kafka's `map`.
-    /// Tombstones are dropped and counted.
+    /// Tombstones are dropped and counted. The stream's key may have
+    /// changed: a later grouping or join repartitions it.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("emails") // user -> address
+    ///         .map(|user, address| {
+    ///             let domain = address.split('@').nth(1).unwrap_or("").to_owned();
+    ///             (domain, user.cloned().unwrap_or_default())
+    ///         })
+    ///         .to("users-by-domain");
+    /// });
+    /// let emails = driver.input::<String, String>("emails");
+    /// emails.pipe_key_value("ann", "ann@example.com");
+    /// emails.pipe_tombstone("bob"); // no value to map: dropped and counted
+    /// assert_eq!(
+    ///     driver.output::<String, String>("users-by-domain").read_key_values_to_list(),
+    ///     [KeyValue::pair("example.com", "ann")]
+    /// );
+    /// assert_eq!(driver.metrics().dropped_records, 1);
+    /// ```
     pub fn map<KR: Clone + 'static, VR: Clone + 'static>(
         mut self,
         mapper: impl Fn(Option<&K>, &V) -> (KR, VR) + 'static,
@@ -364,6 +498,25 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Replaces each record by zero or more records, Kafka's `flatMap`.
     /// Tombstones are dropped and counted.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("orders") // order id -> "item,item,..."
+    ///         .flat_map(|order, items| {
+    ///             let order = order.cloned().unwrap_or_default();
+    ///             items.split(',').map(move |item| (item.to_owned(), order.clone())).collect::<Vec<_>>()
+    ///         })
+    ///         .to("orders-by-item");
+    /// });
+    /// driver.input::<String, String>("orders").pipe_key_value("o1", "pen,ink");
+    /// assert_eq!(
+    ///     driver.output::<String, String>("orders-by-item").read_key_values_to_list(),
+    ///     [KeyValue::pair("pen", "o1"), KeyValue::pair("ink", "o1")]
+    /// );
+    /// ```
     #[doc(alias = "flatMap")]
     pub fn flat_map<KR: Clone + 'static, VR: Clone + 'static, I: IntoIterator<Item = (KR, VR)>>(
         mut self,
@@ -387,6 +540,25 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Gives each record a new key computed from key and value, Kafka's
     /// `selectKey`. Tombstones are dropped and counted.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("orders") // no key -> "customer:item"
+    ///         .select_key(|_, order| order.split(':').next().unwrap_or("").to_owned())
+    ///         .to("orders-by-customer");
+    /// });
+    /// let orders = driver.input::<String, String>("orders");
+    /// orders.pipe_value("ann:pen");
+    /// orders.pipe_tombstone("x"); // dropped and counted
+    /// assert_eq!(
+    ///     driver.output::<String, String>("orders-by-customer").read_key_values_to_list(),
+    ///     [KeyValue::pair("ann", "ann:pen")]
+    /// );
+    /// assert_eq!(driver.metrics().dropped_records, 1);
+    /// ```
     #[doc(alias = "selectKey")]
     pub fn select_key<KR: Clone + 'static>(
         mut self,
@@ -408,6 +580,30 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Calls `action` on each record and passes it on, Kafka's `peek`.
+    /// A tombstone is passed on without a call.
+    ///
+    /// ```
+    /// use std::cell::RefCell;
+    /// use std::rc::Rc;
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let seen = Rc::new(RefCell::new(Vec::new()));
+    /// let log = seen.clone();
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("in")
+    ///         .peek(move |k, v| log.borrow_mut().push(format!("{k:?}={v}")))
+    ///         .to("out");
+    /// });
+    /// let input = driver.input::<String, String>("in");
+    /// input.pipe_key_value("a", "1");
+    /// input.pipe_tombstone("b");
+    /// assert_eq!(*seen.borrow(), ["Some(\"a\")=1"]);
+    /// assert_eq!(
+    ///     driver.output::<String, String>("out").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "1"), KeyValue::tombstone("b")]
+    /// );
+    /// ```
     #[must_use]
     pub fn peek(mut self, action: impl Fn(Option<&K>, &V) + 'static) -> Self {
         let name = self.take_name_and_number("KSTREAM-PEEK-");
@@ -423,7 +619,25 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         )
     }
 
-    /// Calls `action` on each record, a terminal operation, Kafka's `foreach`.
+    /// Calls `action` on each record, a terminal operation, Kafka's
+    /// `foreach`. Tombstones are skipped.
+    ///
+    /// ```
+    /// use std::cell::RefCell;
+    /// use std::rc::Rc;
+    /// use streams_test::example;
+    ///
+    /// let totals = Rc::new(RefCell::new(0_i64));
+    /// let sum = totals.clone();
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, i64>("amounts").foreach(move |_, amount| *sum.borrow_mut() += amount);
+    /// });
+    /// let amounts = driver.input::<String, i64>("amounts");
+    /// amounts.pipe_key_values([("a", 5), ("b", 7)]);
+    /// amounts.pipe_tombstone("c");
+    /// assert_eq!(*totals.borrow(), 12);
+    /// assert!(driver.produced_topic_names().is_empty()); // foreach writes nothing
+    /// ```
     pub fn foreach(mut self, action: impl Fn(Option<&K>, &V) + 'static) {
         let name = self.take_name_and_number("KSTREAM-FOREACH-");
         let action: KvFn<K, V, ()> = Rc::new(action);
@@ -438,7 +652,25 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         );
     }
 
-    /// The records of this stream and `other`, Kafka's `merge`.
+    /// The records of this stream and `other`, Kafka's `merge`, in the
+    /// order they are processed.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     let web = builder.stream::<String, String>("web-orders");
+    ///     let shop = builder.stream::<String, String>("shop-orders");
+    ///     web.merge(&shop).to("orders");
+    /// });
+    /// driver.input::<String, String>("web-orders").pipe_key_value("o1", "pen");
+    /// driver.input::<String, String>("shop-orders").pipe_key_value("o2", "ink");
+    /// driver.input::<String, String>("web-orders").pipe_key_value("o3", "cup");
+    /// assert_eq!(
+    ///     driver.output::<String, String>("orders").read_key_values_to_list(),
+    ///     [KeyValue::pair("o1", "pen"), KeyValue::pair("o2", "ink"), KeyValue::pair("o3", "cup")]
+    /// );
+    /// ```
     #[must_use]
     pub fn merge(mut self, other: &KStream<K, V>) -> Self {
         let name = self.take_name_and_number("KSTREAM-MERGE-");
@@ -461,7 +693,87 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         out
     }
 
-    /// Attaches a custom processor, Kafka's `process`.
+    /// Attaches a custom processor, Kafka's `process`: it sees every
+    /// record as is (tombstones and missing keys too) and may forward any
+    /// number of records of new types. The key may have changed, so a
+    /// later grouping or join repartitions the stream; use
+    /// [`process_values`](KStream::process_values) when the key stays.
+    /// The node is `KSTREAM-PROCESSOR-<n>`, or the name given with
+    /// [`named`](KStream::named).
+    ///
+    /// ```
+    /// use streams_core::processor::{Processor, ProcessorContext};
+    /// use streams_core::{Record, Result};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// /// Each word of a line becomes a record keyed by the word, with the
+    /// /// line's number; a tombstone becomes a `-1`.
+    /// struct Words;
+    /// impl Processor<i64, String, String, i64> for Words {
+    ///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<i64, String>) -> Result<()> {
+    ///         match &r.value {
+    ///             Some(line) => {
+    ///                 for word in line.split(' ') {
+    ///                     ctx.forward(Record::new(Some(word.to_owned()), r.key, r.timestamp))?;
+    ///                 }
+    ///                 Ok(())
+    ///             }
+    ///             None => ctx.forward(Record::new(Some("<deleted>".to_owned()), Some(-1), r.timestamp)),
+    ///         }
+    ///     }
+    /// }
+    /// let driver = example(|builder| {
+    ///     builder.stream::<i64, String>("lines").process(|| Words).to("word-lines");
+    /// });
+    /// let lines = driver.input::<i64, String>("lines");
+    /// lines.pipe_key_value(1, "to be");
+    /// lines.pipe_tombstone(2);
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("word-lines").read_key_values_to_list(),
+    ///     [KeyValue::pair("to", 1), KeyValue::pair("be", 1), KeyValue::pair("<deleted>", -1)]
+    /// );
+    /// ```
+    ///
+    /// A processor reaches the stores connected to it. Kafka's
+    /// `process(supplier, "store")` and `StreamsBuilder.addStateStore`
+    /// have no counterpart here yet: add the store to the built
+    /// [`Topology`](crate::Topology), naming the processor.
+    ///
+    /// ```
+    /// use streams_core::processor::{Processor, ProcessorContext};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::Stores;
+    /// use streams_core::{Record, Result, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// /// Numbers each key's records, counting them in the store `seen`.
+    /// struct Number;
+    /// impl Processor<String, String, String, i64> for Number {
+    ///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<String, String>) -> Result<()> {
+    ///         let Some(key) = r.key.clone() else { return Ok(()) };
+    ///         let n = {
+    ///             let mut seen = ctx.key_value_store::<String, i64>("seen")?;
+    ///             let n = seen.get(&key).copied().unwrap_or(0) + 1;
+    ///             seen.put(key, n)?;
+    ///             n
+    ///         };
+    ///         ctx.forward(r.with_value(Some(n)))
+    ///     }
+    /// }
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").named("number").process(|| Number).to("numbered");
+    /// let mut topology = builder.build()?;
+    /// topology.add_state_store(Stores::key_value_store_builder("seen", StringSerde, I64Serde), &["number"])?;
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+    /// input.pipe_key_values([("a", "x"), ("b", "y"), ("a", "z")]);
+    /// let numbered = driver.create_output_topic("numbered", StringSerde, I64Serde);
+    /// assert_eq!(
+    ///     numbered.read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 1), KeyValue::pair("b", 1), KeyValue::pair("a", 2)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn process<KR, VR, P>(mut self, supplier: impl Fn() -> P + 'static) -> KStream<KR, VR>
     where
         KR: Clone + 'static,
@@ -522,12 +834,50 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Writes the stream to `topic` with this stream's serdes (or the
-    /// defaults), Kafka's `to`.
+    /// defaults), Kafka's `to`. The sink is `KSTREAM-SINK-<n>`, or the
+    /// name given with [`named`](KStream::named).
+    ///
+    /// ```
+    /// use streams_test::{TestRecord, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("in").map_values(|v| v.len() as i64).to("out");
+    /// });
+    /// let input = driver.input::<String, String>("in");
+    /// input.pipe_record(TestRecord::key_value("k", "abc").at(42).with_header("trace", "t-1"));
+    /// // The record keeps its timestamp and headers; the i64 value is written
+    /// // with the built-in serde (8 bytes, big-endian).
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("out").read_record(),
+    ///     TestRecord::key_value("k", 3_i64).at(42).with_header("trace", "t-1")
+    /// );
+    /// ```
     pub fn to(self, topic: &str) {
         self.to_with(topic, Produced::default());
     }
 
-    /// Writes the stream to `topic` as `produced` says.
+    /// Writes the stream to `topic` as `produced` says: its serdes (over
+    /// the stream's), the sink's name, and a stream partitioner.
+    ///
+    /// ```
+    /// use streams_core::serde::{JsonSerde, StringSerde};
+    /// use streams_core::{Produced, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .map_values(|v| vec![v.len() as i64])
+    ///     .to_with("out", Produced::with(StringSerde, JsonSerde::<Vec<i64>>::new()).with_name("to-out"));
+    /// let topology = builder.build()?;
+    /// assert_eq!(topology.node_names(), ["KSTREAM-SOURCE-0000000000", "KSTREAM-MAPVALUES-0000000001", "to-out"]);
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// let input = driver.create_input_topic("in", StringSerde, StringSerde);
+    /// let out = driver.create_output_topic("out", StringSerde, StringSerde); // JSON is text
+    /// input.pipe_key_value("k", "abc");
+    /// assert_eq!(out.read_key_values_to_list(), [KeyValue::pair("k", "[3]")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_with(mut self, topic: &str, produced: Produced<K, V>) {
         let generated = self.take_name_and_number("KSTREAM-SINK-");
         let name = produced.name.unwrap_or(generated);
@@ -551,7 +901,27 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// Writes each record to the topic `extractor` names for it, Kafka's
-    /// `to(TopicNameExtractor)`.
+    /// `to(TopicNameExtractor)`: a closure over the [`Record`](crate::Record),
+    /// or a [`TopicNameExtractor`] whose `name()` `describe()` shows.
+    ///
+    /// ```
+    /// use streams_core::Record;
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("events")
+    ///         .to_dynamic(|r: &Record<String, String>| format!("events-{}", r.key.as_deref().unwrap_or("other")));
+    /// });
+    /// let events = driver.input::<String, String>("events");
+    /// events.pipe_key_value("eu", "e1");
+    /// events.pipe_key_value("us", "e2");
+    /// events.pipe_value("e3");
+    /// assert_eq!(driver.output::<String, String>("events-eu").read_key_values_to_list(), [KeyValue::pair("eu", "e1")]);
+    /// assert_eq!(driver.output::<String, String>("events-us").read_key_values_to_list(), [KeyValue::pair("us", "e2")]);
+    /// assert_eq!(driver.output::<String, String>("events-other").read_values_to_list(), [Some("e3".to_owned())]);
+    /// assert_eq!(driver.produced_topic_names().len(), 3);
+    /// ```
     #[doc(alias = "to")]
     #[doc(alias = "TopicNameExtractor")]
     pub fn to_dynamic(self, extractor: impl TopicNameExtractor<K, V>) {
@@ -559,6 +929,22 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::to_dynamic`], with serdes and name from `produced`.
+    ///
+    /// ```
+    /// use streams_core::serde::{JsonSerde, StringSerde};
+    /// use streams_core::{Produced, Record};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, i64>("amounts").to_dynamic_with(
+    ///         |r: &Record<String, i64>| if r.value.unwrap_or(0) < 0 { "refunds".to_owned() } else { "payments".to_owned() },
+    ///         Produced::with(StringSerde, JsonSerde::<i64>::new()), // amounts as JSON text
+    ///     );
+    /// });
+    /// driver.input::<String, i64>("amounts").pipe_key_values([("a", 5), ("b", -2)]);
+    /// assert_eq!(driver.output::<String, String>("payments").read_key_values_to_list(), [KeyValue::pair("a", "5")]);
+    /// assert_eq!(driver.output::<String, String>("refunds").read_key_values_to_list(), [KeyValue::pair("b", "-2")]);
+    /// ```
     pub fn to_dynamic_with(
         mut self,
         extractor: impl TopicNameExtractor<K, V>,
@@ -610,7 +996,32 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::repartition`], with serdes and the topic's name
-    /// (`<application.id>-<name>-repartition`) from `repartitioned`.
+    /// (`<application.id>-<name>-repartition`) from `repartitioned`, and
+    /// its partition count and partitioner for the runtime (the driver
+    /// has one partition).
+    ///
+    /// ```
+    /// use streams_core::dsl::Repartitioned;
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, i64>("amounts")
+    ///         .select_key(|_, amount| if *amount < 0 { "refund".to_owned() } else { "payment".to_owned() })
+    ///         .repartition_with(Repartitioned::with(StringSerde, I64Serde).with_name("by-kind"))
+    ///         .to("by-kind");
+    /// });
+    /// driver.input::<String, i64>("amounts").pipe_key_values([("a", 5), ("b", -2)]);
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("by-kind").read_key_values_to_list(),
+    ///     [KeyValue::pair("payment", 5), KeyValue::pair("refund", -2)]
+    /// );
+    /// assert_eq!(
+    ///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+    ///     ["by-kind", "test-app-by-kind-repartition"]
+    /// );
+    /// ```
     #[must_use]
     pub fn repartition_with(mut self, repartitioned: Repartitioned<K, V>) -> Self {
         // A given name takes no number here; the topic's nodes take three.

@@ -213,16 +213,57 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// The name of the node whose output this table is.
+    ///
+    /// ```
+    /// use streams_core::{Materialized, StreamsBuilder};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// // The store's name takes number 0, the source 1, the table's node 2.
+    /// let users = builder.table::<String, String>("users");
+    /// assert_eq!(users.node_name(), "KTABLE-SOURCE-0000000002");
+    /// assert_eq!(users.store_name(), None); // materialized only if an operator needs it
+    /// let emails = builder.table_with::<String, String>("emails", Materialized::as_("emails"));
+    /// assert_eq!(emails.store_name(), Some("emails"));
+    /// // A filter without a store of its own keeps none.
+    /// assert_eq!(emails.filter(|_, e| e.contains('@')).store_name(), None);
+    /// ```
     pub fn node_name(&self) -> &str {
         &self.node
     }
 
     /// The name of the store holding this table's rows, if it has one.
+    ///
+    /// The example of [`KTable::node_name`] shows it too.
     pub fn store_name(&self) -> Option<&str> {
         self.store.as_deref()
     }
 
-    /// Names the node that the next operator on this table adds.
+    /// Names the node that the next operator on this table adds (Kafka's
+    /// `Named.as(..)`). As in Kafka, the operator still takes a number of
+    /// the counter, so that naming one node does not renumber the others.
+    ///
+    /// ```
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, String>("users")
+    ///     .named("active-users")
+    ///     .filter(|_, status| status == "active")
+    ///     .to_stream()
+    ///     .to("active");
+    /// assert_eq!(
+    ///     builder.build()?.node_names(),
+    ///     [
+    ///         "KSTREAM-SOURCE-0000000001",
+    ///         "KTABLE-SOURCE-0000000002",
+    ///         "active-users",
+    ///         "KTABLE-TOSTREAM-0000000004",
+    ///         "KSTREAM-SINK-0000000005",
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     #[doc(alias = "Named")]
     pub fn named(mut self, name: impl Into<String>) -> Self {
@@ -420,6 +461,25 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     /// As [`KTable::filter`], keeping the result in a store when
     /// `materialized` has a name (Kafka's: a `Materialized` of serdes only
     /// takes a store number and builds no store).
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_test::example;
+    ///
+    /// let driver = example(|builder| {
+    ///     let stock = builder.table::<String, i64>("stock");
+    ///     let _ = stock.clone().filter_with(|_, n| *n > 0, Materialized::as_("in-stock"));
+    ///     let _ = stock.filter_not_with(|_, n| *n > 0, Materialized::as_("sold-out"));
+    /// });
+    /// let stock = driver.input::<String, i64>("stock");
+    /// stock.pipe_key_values([("pen", 3), ("ink", 0), ("cup", 1)]);
+    /// stock.pipe_key_value("cup", 0); // no longer in stock: its row moves
+    /// let in_stock = driver.timestamped_key_value_store::<String, i64>("in-stock")?;
+    /// assert_eq!(in_stock.to_map(), [("pen".to_owned(), 3)].into());
+    /// let sold_out = driver.timestamped_key_value_store::<String, i64>("sold-out")?;
+    /// assert_eq!(sold_out.to_map(), [("cup".to_owned(), 0), ("ink".to_owned(), 0)].into());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn filter_with(
         self,
@@ -439,6 +499,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
     }
 
     /// As [`KTable::filter_not`], keeping the result in a store.
+    ///
+    /// The example of [`KTable::filter_with`] shows `filter_not_with` too.
     #[must_use]
     pub fn filter_not_with(
         self,
@@ -530,7 +592,31 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         self.map_values_impl(mapper, None)
     }
 
-    /// As [`KTable::map_values`], keeping the result in a store.
+    /// As [`KTable::map_values`], keeping the result in a store (when
+    /// `materialized` has a name; its serdes are the store's).
+    ///
+    /// ```
+    /// use streams_core::Materialized;
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .table::<String, String>("names")
+    ///         .map_values_with(|_, name| name.len() as i64, Materialized::as_("name-lengths"))
+    ///         .to_stream()
+    ///         .to("lengths");
+    /// });
+    /// let names = driver.input::<String, String>("names");
+    /// names.pipe_key_values([("1", "Ann"), ("2", "Bob")]);
+    /// names.pipe_tombstone("2");
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("lengths").read_key_values_to_list(),
+    ///     [KeyValue::pair("1", 3), KeyValue::pair("2", 3), KeyValue::tombstone("2")]
+    /// );
+    /// let lengths = driver.timestamped_key_value_store::<String, i64>("name-lengths")?;
+    /// assert_eq!(lengths.to_map(), [("1".to_owned(), 3)].into());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn map_values_with<VR: Clone + 'static>(
         self,
         mapper: impl Fn(&K, &V) -> VR + 'static,

@@ -112,6 +112,23 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// Keeps the records for which `predicate` is true, Kafka's `filter`
     /// with a predicate that sees a null key or value (a tombstone is
     /// kept only if the predicate says so). See the [module docs](self).
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, TestRecord, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     // Kafka's `filter((k, v) -> v != null)`: drop the tombstones.
+    ///     builder.stream::<String, String>("in").filter_nullable(|_, v| v.is_some()).to("out");
+    /// });
+    /// let input = driver.input::<String, String>("in");
+    /// input.pipe_key_value("a", "x");
+    /// input.pipe_tombstone("b");
+    /// input.pipe_record(TestRecord::new(None, Some("no key".to_owned())));
+    /// assert_eq!(
+    ///     driver.output::<String, String>("out").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "x"), KeyValue::new(None, Some("no key".to_owned()))]
+    /// );
+    /// ```
     #[must_use]
     pub fn filter_nullable(
         mut self,
@@ -167,6 +184,30 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// `mapValues(ValueMapperWithKey)` with a mapper that sees a null key
     /// or value and may return `None` (a tombstone). See the
     /// [module docs](self).
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("in")
+    ///         // A tombstone becomes a value, and an empty value a tombstone.
+    ///         .map_values_nullable(|_, v: Option<&String>| match v {
+    ///             None => Some("deleted".to_owned()),
+    ///             Some(v) if v.is_empty() => None,
+    ///             Some(v) => Some(v.to_uppercase()),
+    ///         })
+    ///         .to("out");
+    /// });
+    /// let input = driver.input::<String, String>("in");
+    /// input.pipe_key_value("a", "x");
+    /// input.pipe_tombstone("b");
+    /// input.pipe_key_value("c", "");
+    /// assert_eq!(
+    ///     driver.output::<String, String>("out").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "X"), KeyValue::pair("b", "deleted"), KeyValue::tombstone("c")]
+    /// );
+    /// ```
     pub fn map_values_nullable<VR: Clone + 'static>(
         mut self,
         mapper: impl Fn(Option<&K>, Option<&V>) -> Option<VR> + 'static,
@@ -342,6 +383,35 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 
     /// Calls `action` on each record, tombstones included, a terminal
     /// operation, Kafka's `foreach`.
+    ///
+    /// ```
+    /// use std::cell::RefCell;
+    /// use std::collections::BTreeMap;
+    /// use std::rc::Rc;
+    /// use streams_test::example;
+    ///
+    /// // A map kept up to date from a changelog stream: tombstones delete.
+    /// let latest = Rc::new(RefCell::new(BTreeMap::new()));
+    /// let map = latest.clone();
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("users").foreach_nullable(move |k, v| {
+    ///         let mut map = map.borrow_mut();
+    ///         match (k, v) {
+    ///             (Some(k), Some(v)) => {
+    ///                 map.insert(k.clone(), v.clone());
+    ///             }
+    ///             (Some(k), None) => {
+    ///                 map.remove(k);
+    ///             }
+    ///             (None, _) => {}
+    ///         }
+    ///     });
+    /// });
+    /// let users = driver.input::<String, String>("users");
+    /// users.pipe_key_values([("1", "ann"), ("2", "bob")]);
+    /// users.pipe_tombstone("1");
+    /// assert_eq!(*latest.borrow(), BTreeMap::from([("2".to_owned(), "bob".to_owned())]));
+    /// ```
     pub fn foreach_nullable(mut self, action: impl Fn(Option<&K>, Option<&V>) + 'static) {
         let name = self.take_name_and_number("KSTREAM-FOREACH-");
         let action: NullableFn<K, V, ()> = Rc::new(action);

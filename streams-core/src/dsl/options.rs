@@ -109,24 +109,141 @@ macro_rules! serde_options {
 
 serde_options!(
     /// How a source reads a topic: serdes and the source node's name, as
-    /// Kafka's `Consumed`.
+    /// Kafka's `Consumed`. Without serdes a source reads with the config's
+    /// default serdes when they are of its types, else with the built-in
+    /// serdes of its types ([`builtin_serde`](crate::serde::builtin_serde)).
+    /// Kafka's `Consumed` also takes a timestamp extractor and an offset
+    /// reset policy, which this one does not have yet: a record keeps the
+    /// timestamp it was written with, and the runtime reads a topic without
+    /// a committed offset from its earliest one.
+    ///
+    /// ```
+    /// use streams_core::serde::{JsonSerde, StringSerde};
+    /// use streams_core::{Consumed, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// // Amounts written as JSON numbers, read by a source with a name:
+    /// let amounts = Consumed::with(StringSerde, JsonSerde::<i64>::new()).with_name("amounts-source");
+    /// assert_eq!(amounts.name(), Some("amounts-source"));
+    /// // `as_` gives the name first; the serdes may follow one by one.
+    /// let ids = Consumed::<i64, String>::as_("ids-source")
+    ///     .with_key_serde(JsonSerde::new())
+    ///     .with_value_serde(StringSerde);
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream_with("amounts", amounts).filter(|_, n| *n > 10).to("large");
+    /// builder.stream_with("ids", ids).to("ids-copy");
+    /// let topology = builder.build()?;
+    /// assert_eq!(
+    ///     topology.node_names(),
+    ///     ["amounts-source", "KSTREAM-FILTER-0000000001", "KSTREAM-SINK-0000000002", "ids-source", "KSTREAM-SINK-0000000004"]
+    /// );
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// let input = driver.create_input_topic("amounts", StringSerde, StringSerde); // JSON is text
+    /// input.pipe_key_values([("a", "5"), ("b", "12")]);
+    /// let large = driver.create_output_topic("large", StringSerde, StringSerde);
+    /// assert_eq!(large.read_key_values_to_list(), [KeyValue::pair("b", "12")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     Consumed
 );
 serde_options!(
     /// How a sink writes a topic: serdes, the sink node's name and a
-    /// stream partitioner, as Kafka's `Produced`.
+    /// stream partitioner, as Kafka's `Produced`. Serdes not given are the
+    /// stream's, else the config's defaults or the built-in ones.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, JsonSerde, StringSerde};
+    /// use streams_core::{Produced, StreamsBuilder};
+    /// use streams_test::{KeyValue, TopologyTestDriver};
+    ///
+    /// let as_json = Produced::with(StringSerde, JsonSerde::<Vec<i64>>::new()).with_name("json-sink");
+    /// assert_eq!(as_json.name(), Some("json-sink"));
+    /// let as_long = Produced::<String, i64>::as_("long-sink").with_key_serde(StringSerde).with_value_serde(I64Serde);
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// let words = builder.stream::<String, String>("words");
+    /// words.clone().map_values(|w| vec![w.len() as i64]).to_with("lengths-json", as_json);
+    /// words.map_values(|w| w.len() as i64).to_with("lengths", as_long);
+    /// let topology = builder.build()?;
+    /// assert_eq!(topology.node_names()[2], "json-sink");
+    /// assert_eq!(topology.node_names()[4], "long-sink");
+    ///
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// driver.create_input_topic("words", StringSerde, StringSerde).pipe_key_value("k", "kafka");
+    /// let json = driver.create_output_topic("lengths-json", StringSerde, StringSerde);
+    /// assert_eq!(json.read_key_values_to_list(), [KeyValue::pair("k", "[5]")]);
+    /// let long = driver.create_output_topic("lengths", StringSerde, I64Serde);
+    /// assert_eq!(long.read_key_values_to_list(), [KeyValue::pair("k", 5)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     Produced,
     partitioner: PartitionerRef<K, V>
 );
 serde_options!(
     /// How a stream is grouped: serdes for the repartition topic and its
     /// name (`<application.id>-<name>-repartition`), as Kafka's `Grouped`.
+    /// The name names the key-selecting node of
+    /// [`group_by_with`](KStream::group_by_with) too.
+    ///
+    /// ```
+    /// use streams_core::Grouped;
+    /// use streams_core::serde::StringSerde;
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let by_word = Grouped::<String, String>::as_("by-word").with_key_serde(StringSerde).with_value_serde(StringSerde);
+    /// assert_eq!(by_word.name(), Some("by-word"));
+    /// let driver = example(|builder| {
+    ///     let words = builder.stream::<String, String>("words");
+    ///     words.clone().group_by_with(|_, w| w.clone(), by_word).count().to_stream().to("word-counts");
+    ///     words
+    ///         .select_key(|_, w| w.len().to_string())
+    ///         .group_by_key_with(Grouped::with(StringSerde, StringSerde).with_name("by-length"))
+    ///         .count()
+    ///         .to_stream()
+    ///         .to("length-counts");
+    /// });
+    /// driver.input::<String, String>("words").pipe_values(["a", "bb", "a"]);
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("word-counts").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 1), KeyValue::pair("bb", 1), KeyValue::pair("a", 2)]
+    /// );
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("length-counts").read_key_values_to_list(),
+    ///     [KeyValue::pair("1", 1), KeyValue::pair("2", 1), KeyValue::pair("1", 2)]
+    /// );
+    /// let repartition_topics: Vec<String> =
+    ///     driver.produced_topic_names().into_iter().filter(|t| t.ends_with("-repartition")).collect();
+    /// assert_eq!(repartition_topics, ["test-app-by-length-repartition", "test-app-by-word-repartition"]);
+    /// ```
     Grouped
 );
 serde_options!(
     /// How a stream is repartitioned: serdes, the name of the internal
-    /// topic (`<application.id>-<name>-repartition`) and a stream
-    /// partitioner, as Kafka's `Repartitioned`.
+    /// topic (`<application.id>-<name>-repartition`), its partition count
+    /// and a stream partitioner, as Kafka's `Repartitioned`.
+    ///
+    /// ```
+    /// use streams_core::dsl::Repartitioned;
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let by_user = Repartitioned::<String, i64>::as_("by-user").with_key_serde(StringSerde).with_value_serde(I64Serde);
+    /// assert_eq!(by_user.name(), Some("by-user"));
+    /// let driver = example(|builder| {
+    ///     let amounts = builder.stream::<String, i64>("amounts");
+    ///     amounts.clone().repartition_with(by_user).to("amounts-by-user");
+    ///     amounts
+    ///         .repartition_with(Repartitioned::with(StringSerde, I64Serde).with_name("copy"))
+    ///         .to("amounts-copy");
+    /// });
+    /// driver.input::<String, i64>("amounts").pipe_key_value("ann", 5);
+    /// assert_eq!(driver.output::<String, i64>("amounts-by-user").read_key_values_to_list(), [KeyValue::pair("ann", 5)]);
+    /// assert_eq!(
+    ///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+    ///     ["amounts-by-user", "amounts-copy", "test-app-by-user-repartition", "test-app-copy-repartition"]
+    /// );
+    /// ```
     Repartitioned,
     partitioner: PartitionerRef<K, V>,
     partitions: i32
@@ -160,9 +277,9 @@ impl<K: 'static, V: 'static> Repartitioned<K, V> {
 }
 
 macro_rules! with_stream_partitioner {
-    ($name:ident, $doc:literal) => {
+    ($name:ident, $(#[$doc:meta])*) => {
         impl<K: 'static, V: 'static> $name<K, V> {
-            #[doc = $doc]
+            $(#[$doc])*
             #[must_use]
             pub fn with_stream_partitioner(
                 mut self,
@@ -177,22 +294,86 @@ macro_rules! with_stream_partitioner {
 
 with_stream_partitioner!(
     Produced,
-    "Sends each record to the partitions `partitioner` chooses, as Kafka's \
-     `Produced.withStreamPartitioner` (without one, a windowed key goes by its \
-     inner key and any other by the producer's default partitioner).\n\n\
-     ```\n\
-     use streams_core::dsl::Produced;\n\
-     let by_length = |_: &str, key: Option<&String>, _: Option<&i64>, n: i32| {\n\
-     \x20   key.map(|k| i32::try_from(k.len()).unwrap_or(0) % n)\n\
-     };\n\
-     let produced = Produced::<String, i64>::as_(\"to-out\").with_stream_partitioner(by_length);\n\
-     assert_eq!(produced.name(), Some(\"to-out\"));\n\
-     ```"
+    /// Sends each record to the partitions `partitioner` chooses, as Kafka's
+    /// `Produced.withStreamPartitioner` (without one, a windowed key goes by its
+    /// inner key and any other by the producer's default partitioner). The
+    /// `TopologyTestDriver` has one partition; the runtime tells the
+    /// partitioner the topic's partition count.
+    ///
+    /// ```
+    /// use streams_core::dsl::Produced;
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    /// use streams_test::app::{IsolationLevel, StreamsCluster};
+    ///
+    /// // Short keys to partition 0, long ones to the last partition.
+    /// let by_length = |_: &str, key: Option<&String>, _: Option<&i64>, n: i32| {
+    ///     key.map(|k| if k.len() < 4 { 0 } else { n - 1 })
+    /// };
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, i64>("in")
+    ///     .to_with("out", Produced::with(StringSerde, I64Serde).with_stream_partitioner(by_length));
+    /// let mut app = StreamsCluster::new();
+    /// app.create_topic("in", 1)?;
+    /// app.create_topic("out", 3)?;
+    /// app.start("a", &builder.build()?, StreamsConfig::new("app"))?;
+    /// let input = app.producer("in", StringSerde, I64Serde);
+    /// for key in ["ann", "bob", "carol"] {
+    ///     input.send(&key.to_owned(), Some(&1), 0)?;
+    /// }
+    /// app.run_until_idle()?;
+    /// let keys_of = |p| -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    ///     let records = app.read_partition("out", p, IsolationLevel::ReadUncommitted, StringSerde, I64Serde)?;
+    ///     Ok(records.into_iter().filter_map(|r| r.key).collect())
+    /// };
+    /// assert_eq!(keys_of(0)?, ["ann", "bob"]);
+    /// assert!(keys_of(1)?.is_empty());
+    /// assert_eq!(keys_of(2)?, ["carol"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
 );
 with_stream_partitioner!(
     Repartitioned,
-    "Writes the repartition topic's records to the partitions `partitioner` \
-     chooses, as Kafka's `Repartitioned.withStreamPartitioner`."
+    /// Writes the repartition topic's records to the partitions `partitioner`
+    /// chooses, as Kafka's `Repartitioned.withStreamPartitioner`. The
+    /// `TopologyTestDriver` has one partition; the runtime tells the
+    /// partitioner the topic's partition count.
+    ///
+    /// ```
+    /// use streams_core::dsl::Repartitioned;
+    /// use streams_core::runtime::TaskId;
+    /// use streams_core::serde::StringSerde;
+    /// use streams_core::{StreamsBuilder, StreamsConfig};
+    /// use streams_test::app::StreamsCluster;
+    ///
+    /// // By the first letter of the key: 'a' (97) to 97 % 3 = 1, 'b' to 2, 'c' to 0.
+    /// let by_first_letter = |_: &str, key: Option<&String>, _: Option<&String>, n: i32| {
+    ///     key.and_then(|k| k.bytes().next()).map(|b| i32::from(b) % n)
+    /// };
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("in")
+    ///     .repartition_with(
+    ///         Repartitioned::as_("spread").with_number_of_partitions(3).with_stream_partitioner(by_first_letter),
+    ///     )
+    ///     .to("out");
+    /// let mut app = StreamsCluster::new();
+    /// app.create_topic("in", 1)?;
+    /// app.create_topic("out", 1)?;
+    /// app.start("a", &builder.build()?, StreamsConfig::new("app"))?;
+    /// let input = app.producer("in", StringSerde, StringSerde);
+    /// for key in ["ann", "bob", "cy", "al"] {
+    ///     input.send(&key.to_owned(), Some(&"v".to_owned()), 0)?;
+    /// }
+    /// app.run_until_idle()?;
+    /// // Task 1_p reads partition p of `app-spread-repartition` (which is
+    /// // purged once committed, as Kafka purges repartition topics).
+    /// let a = app.instance("a").unwrap();
+    /// let read_by = |p| a.task_metrics(TaskId::new(1, p)).map(|m| m.processed_records);
+    /// assert_eq!([read_by(0), read_by(1), read_by(2)], [Some(1), Some(2), Some(1)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
 );
 
 /// What `Branched::with_function` applies to a branch.
@@ -200,6 +381,40 @@ pub(crate) type ChainFn<K, V> = Rc<dyn Fn(KStream<K, V>) -> Option<KStream<K, V>
 
 /// A branch of [`KStream::split`]: its name and, optionally, a function
 /// applied to the branch stream, as Kafka's `Branched`.
+///
+/// ```
+/// use streams_core::dsl::Branched;
+/// use streams_test::{KeyValue, example};
+///
+/// let driver = example(|builder| {
+///     let branches = builder
+///         .stream::<String, i64>("amounts")
+///         .named("amounts-")
+///         .split()
+///         .branch(|_, v| *v < 0, Branched::as_("refunds"))
+///         // A function may take a branch over: it returns nothing to the map.
+///         .branch(|_, v| *v == 0, Branched::with_function(|zeros| {
+///             zeros.to("zeros");
+///             None
+///         }))
+///         // Or return the stream it made, under the branch's name.
+///         .branch(
+///             |_, v| *v >= 1000,
+///             Branched::with_function(|large| Some(large.map_values(|v| v / 1000))).with_name("thousands"),
+///         )
+///         .default_branch(Branched::new()); // unnamed: by position, the default is 0
+///     assert_eq!(
+///         branches.keys().collect::<Vec<_>>(),
+///         ["amounts-0", "amounts-refunds", "amounts-thousands"]
+///     );
+///     branches["amounts-thousands"].clone().to("thousands");
+///     branches["amounts-0"].clone().to("other");
+/// });
+/// driver.input::<String, i64>("amounts").pipe_key_values([("a", -5), ("b", 0), ("c", 3000), ("d", 7)]);
+/// assert_eq!(driver.output::<String, i64>("zeros").read_key_values_to_list(), [KeyValue::pair("b", 0)]);
+/// assert_eq!(driver.output::<String, i64>("thousands").read_key_values_to_list(), [KeyValue::pair("c", 3)]);
+/// assert_eq!(driver.output::<String, i64>("other").read_key_values_to_list(), [KeyValue::pair("d", 7)]);
+/// ```
 pub struct Branched<K, V> {
     pub(crate) name: Option<String>,
     pub(crate) chain: Option<ChainFn<K, V>>,
@@ -266,7 +481,40 @@ impl<K: 'static, V: 'static> From<&str> for Branched<K, V> {
 /// the driver), serdes and whether it writes a changelog, as Kafka's
 /// `Materialized`, and whether Kafka's record cache sits in front of it:
 /// on unless [`with_caching_disabled`](Materialized::with_caching_disabled)
-/// says otherwise (see `dsl::cache` for what the cache does).
+/// says otherwise (see [the DSL docs](crate::dsl#the-record-cache) for
+/// what the cache does).
+///
+/// ```
+/// use streams_core::Materialized;
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_test::{KeyValue, example};
+///
+/// // A named store with its serdes, and no changelog:
+/// let counts = Materialized::as_("counts").with_key_serde(StringSerde).with_value_serde(I64Serde).with_logging_disabled();
+/// assert_eq!(counts.name(), Some("counts"));
+/// assert!(!counts.is_versioned());
+/// // A generated name with these serdes, the cache turned off and on again:
+/// let lengths = Materialized::with(StringSerde, I64Serde).with_caching_disabled().with_caching_enabled();
+/// assert_eq!(lengths.name(), None);
+/// let driver = example(|builder| {
+///     let words = builder.stream::<String, String>("words").group_by_key();
+///     words.clone().count_with(counts);
+///     words.aggregate_with(|| 0_i64, |_, w: &String, n| n + w.len() as i64, lengths).to_stream().to("lengths");
+/// });
+/// driver.input::<String, String>("words").pipe_key_values([("k", "ab"), ("k", "c")]);
+/// assert_eq!(
+///     driver.output::<String, i64>("lengths").read_key_values_to_list(),
+///     [KeyValue::pair("k", 2), KeyValue::pair("k", 3)]
+/// );
+/// let store = driver.timestamped_key_value_store::<String, i64>("counts")?;
+/// assert_eq!(store.to_map(), [("k".to_owned(), 2)].into());
+/// // Only the store with logging on writes a changelog.
+/// assert_eq!(
+///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+///     ["lengths", "test-app-KSTREAM-AGGREGATE-STATE-STORE-0000000002-changelog"]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Materialized<K, V> {
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,

@@ -59,6 +59,31 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// Keeps sessions for `retention` after they end instead of the
     /// default (gap plus grace period), as Kafka's `Materialized.withRetention`;
     /// [`Materialized::with_retention`] on the aggregation wins over it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::Materialized;
+    /// use streams_core::dsl::{SessionWindows, Window, Windowed};
+    /// use streams_test::example;
+    ///
+    /// let gap = SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     let clicks = builder.stream::<String, String>("clicks").group_by_key();
+    ///     clicks.clone().windowed_by(gap).count_with(Materialized::as_("recent")); // keeps 10 ms
+    ///     clicks.windowed_by(gap).with_retention(Duration::from_secs(60)).count_with(Materialized::as_("last-minute"));
+    /// });
+    /// let clicks = driver.input::<String, String>("clicks");
+    /// clicks.pipe_key_value_at("ann", "a", 0);
+    /// clicks.pipe_key_value_at("ann", "b", 40); // a new session; the first ended 40 ms ago
+    /// let ann = "ann".to_owned();
+    /// let session = |start, end| Windowed::new(ann.clone(), Window::new(start, end));
+    /// assert_eq!(driver.session_store::<String, i64>("recent")?.fetch(&ann), [(session(40, 40), 1)]);
+    /// assert_eq!(
+    ///     driver.session_store::<String, i64>("last-minute")?.fetch(&ann),
+    ///     [(session(0, 0), 1), (session(40, 40), 1)]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
@@ -132,6 +157,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     /// As [`SessionWindowedKStream::count`], with the store from
     /// `materialized`. An unnamed store uses one more number of the name
     /// counter, as in Kafka.
+    ///
+    /// The example of [`SessionWindowedKStream::with_retention`] shows `count_with`.
     pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
         if materialized.name.is_none() {
             self.grouped
@@ -187,6 +214,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     }
 
     /// As [`SessionWindowedKStream::reduce`], with the store from `materialized`.
+    ///
+    /// The example of [`SessionWindowedKStream::reduce`] shows `reduce_with`.
     pub fn reduce_with(
         self,
         reducer: impl Fn(&V, &V) -> V + 'static,
@@ -252,6 +281,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> 
     }
 
     /// As [`SessionWindowedKStream::aggregate`], with the store from `materialized`.
+    ///
+    /// The example of [`SessionWindowedKStream::aggregate`] shows `aggregate_with`.
     pub fn aggregate_with<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,

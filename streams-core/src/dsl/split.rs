@@ -53,7 +53,46 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     /// predicate is true, or to the default branch, or nowhere. The
     /// splitter is `KSTREAM-BRANCH-000000000N` unless [named](KStream::named);
     /// branch names are the splitter's name followed by the branch's name
-    /// or position. Tombstones go to the default branch.
+    /// or position. Tombstones go to the default branch. Kafka's
+    /// `split()`.
+    ///
+    /// ```
+    /// use streams_core::dsl::Branched;
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     let branches = builder
+    ///         .stream::<String, i64>("amounts")
+    ///         .split()
+    ///         .branch(|_, v| *v < 0, "refunds")
+    ///         .branch(|_, v| *v == 0, Branched::as_("zero"))
+    ///         .default_branch("payments");
+    ///     // Each branch is named after the splitter, then the branch.
+    ///     assert_eq!(
+    ///         branches.keys().collect::<Vec<_>>(),
+    ///         [
+    ///             "KSTREAM-BRANCH-0000000001payments",
+    ///             "KSTREAM-BRANCH-0000000001refunds",
+    ///             "KSTREAM-BRANCH-0000000001zero",
+    ///         ]
+    ///     );
+    ///     branches["KSTREAM-BRANCH-0000000001refunds"].clone().to("refunds");
+    ///     branches["KSTREAM-BRANCH-0000000001payments"].clone().to("payments");
+    /// });
+    /// let amounts = driver.input::<String, i64>("amounts");
+    /// amounts.pipe_key_values([("a", 5), ("b", -2), ("c", 0), ("d", -1)]);
+    /// amounts.pipe_tombstone("e"); // no predicate sees it: the default branch
+    /// // Each record goes to the first branch that matches: "c" to `zero`,
+    /// // which nothing reads.
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("refunds").read_key_values_to_list(),
+    ///     [KeyValue::pair("b", -2), KeyValue::pair("d", -1)]
+    /// );
+    /// assert_eq!(
+    ///     driver.output::<String, i64>("payments").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", 5), KeyValue::tombstone("e")]
+    /// );
+    /// ```
     pub fn split(mut self) -> BranchedKStream<K, V> {
         let splitter = self.take_name_and_number("KSTREAM-BRANCH-");
         let predicates: Rc<RefCell<Vec<Predicate<K, V>>>> = Rc::default();
@@ -81,6 +120,10 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
 impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
     /// Adds a branch for the records that match `predicate` (and no
     /// earlier branch). `branched` is a name (`"eu"`) or a [`Branched`].
+    /// Kafka's `branch(Predicate, Branched)`.
+    ///
+    /// The example of [`KStream::split`] shows `branch` and
+    /// `default_branch`; the one of [`Branched`] a branch through a function.
     #[must_use]
     pub fn branch(
         mut self,
@@ -93,7 +136,12 @@ impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
         self
     }
 
-    /// Adds the default branch and returns all branches by name.
+    /// Adds the default branch, for the records no predicate matches and
+    /// for tombstones, and returns all branches by name, Kafka's
+    /// `defaultBranch`.
+    ///
+    /// The example of [`KStream::split`] shows `default_branch` too.
+    #[doc(alias = "defaultBranch")]
     pub fn default_branch(
         mut self,
         branched: impl Into<Branched<K, V>>,
@@ -103,7 +151,31 @@ impl<K: Clone + 'static, V: Clone + 'static> BranchedKStream<K, V> {
     }
 
     /// Returns all branches by name, without a default branch: records no
-    /// predicate matches are dropped.
+    /// predicate matches are dropped, and tombstones are dropped and
+    /// counted. Kafka's `noDefaultBranch`.
+    ///
+    /// ```
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let driver = example(|builder| {
+    ///     let branches = builder
+    ///         .stream::<String, String>("events")
+    ///         .named("events-")
+    ///         .split()
+    ///         .branch(|_, v| v.starts_with("click"), "clicks")
+    ///         .no_default_branch();
+    ///     branches["events-clicks"].clone().to("clicks");
+    /// });
+    /// let events = driver.input::<String, String>("events");
+    /// events.pipe_key_values([("a", "click home"), ("b", "view home")]); // the view goes nowhere
+    /// events.pipe_tombstone("c");
+    /// assert_eq!(
+    ///     driver.output::<String, String>("clicks").read_key_values_to_list(),
+    ///     [KeyValue::pair("a", "click home")]
+    /// );
+    /// assert_eq!(driver.metrics().dropped_records, 1); // the tombstone
+    /// ```
+    #[doc(alias = "noDefaultBranch")]
     pub fn no_default_branch(self) -> BTreeMap<String, KStream<K, V>> {
         self.branches
     }

@@ -79,6 +79,10 @@ use crate::topology::Topology;
 /// let w = JoinWindows::of_time_difference_and_grace(Duration::from_millis(10), Duration::from_millis(5))?
 ///     .after(Duration::from_millis(20))?;
 /// assert_eq!((w.before_ms(), w.after_ms(), w.grace_ms(), w.size_ms()), (10, 20, 5, 30));
+/// // Right records at most 2 ms before a left one, or 10 ms after; no grace.
+/// let w = JoinWindows::of_time_difference_with_no_grace(Duration::from_millis(10))?
+///     .before(Duration::from_millis(2))?;
+/// assert_eq!((w.before_ms(), w.after_ms(), w.grace_ms(), w.size_ms()), (2, 10, 0, 12));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +186,55 @@ impl JoinWindows {
 /// `-outer-other-join`, `<name>-merge`, and repartition topics
 /// `<name>-left-repartition` / `<name>-right-repartition`), a base name
 /// for the stores (`<store>-this-join-store`, ...), and logging.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::StreamsBuilder;
+/// use streams_core::dsl::{JoinWindows, StreamJoined};
+/// use streams_core::serde::StringSerde;
+///
+/// let within = JoinWindows::of_time_difference_with_no_grace(Duration::from_secs(60))?;
+/// let builder = StreamsBuilder::new();
+/// let orders = builder.stream::<String, String>("orders");
+/// let payments = builder.stream::<String, String>("payments");
+/// // Names for the nodes, a base name for the stores, no changelogs:
+/// let paid = StreamJoined::with(StringSerde, StringSerde, StringSerde)
+///     .with_name("paid")
+///     .with_store_name("paid")
+///     .with_logging_disabled();
+/// orders.clone().left_join_stream_with(&payments, |o, p| format!("{o}: {}", p.is_some()), within, paid).to("paid");
+/// // The stores named by `as_`, the serdes one by one:
+/// let either = StreamJoined::as_("either")
+///     .with_key_serde(StringSerde)
+///     .with_value_serde(StringSerde)
+///     .with_other_value_serde(StringSerde);
+/// orders.outer_join_stream_with(&payments, |o, p| format!("{}/{}", o.is_some(), p.is_some()), within, either).to("either");
+/// let topology = builder.build()?;
+/// assert_eq!(
+///     topology.store_names(),
+///     [
+///         "paid-this-join-store",
+///         "paid-outer-other-join-store",
+///         "paid-left-shared-join-store",
+///         "either-outer-this-join-store",
+///         "either-outer-other-join-store",
+///         "either-outer-shared-join-store",
+///     ]
+/// );
+/// assert!(topology.node_names().contains(&"paid-merge"));
+/// // Only the second join's stores write changelogs.
+/// let info = topology.topics_info("app");
+/// let changelogs: Vec<&str> = info[0].changelog_topics.iter().map(|(_, topic)| topic.as_str()).collect();
+/// assert_eq!(
+///     changelogs,
+///     [
+///         "app-either-outer-this-join-store-changelog",
+///         "app-either-outer-other-join-store-changelog",
+///         "app-either-outer-shared-join-store-changelog",
+///     ]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct StreamJoined<K, V, VO> {
     key_serde: Option<SerdeRef<K>>,
     value_serde: Option<SerdeRef<V>>,
@@ -348,6 +401,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::join_stream`], with serdes and names from `joined`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{JoinWindows, StreamJoined};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let within = JoinWindows::of_time_difference_with_no_grace(Duration::from_millis(100))?;
+    /// let driver = example(|builder| {
+    ///     let clicks = builder.stream::<String, String>("clicks");
+    ///     let views = builder.stream::<String, String>("views");
+    ///     clicks
+    ///         .join_stream_with(&views, |c, v| format!("{c}/{v}"), within, StreamJoined::as_("clicks-views"))
+    ///         .to("clicked-views");
+    /// });
+    /// driver.input::<String, String>("views").pipe_key_value_at("u1", "home", 1_000);
+    /// driver.input::<String, String>("clicks").pipe_key_value_at("u1", "buy", 1_050);
+    /// assert_eq!(driver.output::<String, String>("clicked-views").read_key_values_to_list(), [KeyValue::pair("u1", "buy/home")]);
+    /// // Both window stores, named after the StreamJoined, write changelogs.
+    /// assert_eq!(
+    ///     driver.produced_topic_names().into_iter().collect::<Vec<_>>(),
+    ///     [
+    ///         "clicked-views",
+    ///         "test-app-clicks-views-other-join-store-changelog",
+    ///         "test-app-clicks-views-this-join-store-changelog",
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn join_stream_with<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
@@ -400,6 +481,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::left_join_stream`], with serdes and names from `joined`.
+    ///
+    /// The example of [`StreamJoined`] shows `left_join_stream_with`.
     pub fn left_join_stream_with<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,
@@ -452,6 +535,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
     }
 
     /// As [`KStream::outer_join_stream`], with serdes and names from `joined`.
+    ///
+    /// The example of [`StreamJoined`] shows `outer_join_stream_with`.
     pub fn outer_join_stream_with<VO: Clone + 'static, VR: Clone + 'static>(
         self,
         other: &KStream<K, VO>,

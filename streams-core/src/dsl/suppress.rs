@@ -51,10 +51,44 @@ use crate::time::millis;
 /// [`BufferConfig::max_bytes`]; see [`StrictBufferConfig`] and
 /// [`EagerBufferConfig`].
 ///
-/// See the examples of [`KTable::suppress`](crate::dsl::KTable::suppress)
+/// See also the examples of [`KTable::suppress`](crate::dsl::KTable::suppress)
 /// (unbounded) and
 /// [`Suppressed::until_time_limit`](crate::dsl::Suppressed::until_time_limit)
 /// (emitting early when full).
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::{BufferConfig, Suppressed};
+/// use streams_test::example;
+///
+/// // Strict buffers never emit early (and fail when full); eager ones do.
+/// assert_eq!(
+///     BufferConfig::from(BufferConfig::max_records(10).with_no_bound()),
+///     BufferConfig::from(BufferConfig::unbounded())
+/// );
+/// assert_eq!(
+///     BufferConfig::from(BufferConfig::max_bytes(1_000).with_max_records(10).shut_down_when_full().emit_early_when_full()),
+///     BufferConfig::from(BufferConfig::max_records(10).with_max_bytes(1_000))
+/// );
+/// // At most one key, failing when full, without a changelog:
+/// let one_key = BufferConfig::unbounded().with_max_records(1).with_logging_disabled();
+/// let driver = example(|builder| {
+///     builder
+///         .table::<String, String>("status")
+///         .suppress(Suppressed::until_time_limit(Duration::from_secs(60), one_key))
+///         .to_stream()
+///         .to("settled");
+/// });
+/// let status = driver.input::<String, String>("status");
+/// status.pipe_key_value("a", "new");
+/// status.pipe_key_value("a", "paid"); // still one key
+/// let err = status.try_pipe_key_value("b", "new").unwrap_err();
+/// assert!(err.to_string().ends_with(
+///     "KTABLE-SUPPRESS-0000000003 buffer exceeded its max capacity. Currently [2/1] records and [80/9223372036854775807] bytes."
+/// ));
+/// assert!(driver.output::<String, String>("settled").is_empty());
+/// assert!(!driver.produced_topic_names().iter().any(|t| t.contains("SUPPRESS")));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferConfig {
     max_records: u64,
@@ -248,6 +282,40 @@ impl<K: 'static> Suppressed<Windowed<K>> {
     /// One final result per window: each window's last update, emitted
     /// when stream time reaches the window's end plus the grace period of
     /// the windowed aggregation upstream, Kafka's `untilWindowCloses`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::dsl::{BufferConfig, Suppressed, TimeWindows, Windowed};
+    /// use streams_test::{KeyValue, example};
+    ///
+    /// let windows = TimeWindows::of_size_and_grace(Duration::from_millis(10), Duration::from_millis(5))?;
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, String>("clicks")
+    ///         .group_by_key()
+    ///         .windowed_by(windows)
+    ///         .count()
+    ///         .suppress(Suppressed::until_window_closes(BufferConfig::unbounded()).with_name("final-counts"))
+    ///         .to_stream()
+    ///         .map(|k: Option<&Windowed<String>>, n: &i64| {
+    ///             let k = k.unwrap();
+    ///             (format!("{}@{}", k.key, k.window.start), *n)
+    ///         })
+    ///         .to("final");
+    /// });
+    /// let clicks = driver.input::<String, String>("clicks");
+    /// let finals = driver.output::<String, i64>("final");
+    /// clicks.pipe_key_value_at("ann", "a", 1);
+    /// clicks.pipe_key_value_at("ann", "b", 8);
+    /// clicks.pipe_key_value_at("ann", "c", 12); // [0, 10) ended, but its grace runs to 15
+    /// assert!(finals.is_empty());
+    /// clicks.pipe_key_value_at("bob", "d", 15); // stream time 15: [0, 10) closes
+    /// assert_eq!(finals.read_key_values_to_list(), [KeyValue::pair("ann@0", 2)]);
+    /// // The buffer is the store `<name>-store`, with a changelog.
+    /// assert!(driver.produced_topic_names().contains("test-app-final-counts-store-changelog"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[doc(alias = "untilWindowCloses")]
     pub fn until_window_closes(buffer: StrictBufferConfig) -> Self {
         Suppressed {
             name: None,
@@ -305,6 +373,8 @@ impl<K: 'static> Suppressed<K> {
     }
 
     /// Names the suppression node; its buffer store is `<name>-store`.
+    ///
+    /// The example of [`Suppressed::until_window_closes`] shows it.
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());

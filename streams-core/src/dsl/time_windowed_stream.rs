@@ -74,6 +74,28 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// size plus grace period; for sliding windows, twice the time
     /// difference plus grace), as Kafka's `Materialized.withRetention`;
     /// [`Materialized::with_retention`] on the aggregation wins over it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::Materialized;
+    /// use streams_core::dsl::TimeWindows;
+    /// use streams_test::example;
+    ///
+    /// let windows = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     let clicks = builder.stream::<String, String>("clicks").group_by_key();
+    ///     clicks.clone().windowed_by(windows).count_with(Materialized::as_("recent")); // keeps 10 ms
+    ///     clicks.windowed_by(windows).with_retention(Duration::from_secs(60)).count_with(Materialized::as_("last-minute"));
+    /// });
+    /// let clicks = driver.input::<String, String>("clicks");
+    /// clicks.pipe_key_value_at("ann", "a", 1);
+    /// clicks.pipe_key_value_at("ann", "b", 35);
+    /// let ann = "ann".to_owned();
+    /// // Stream time 35: the window at 0 is past a retention of 10 ms.
+    /// assert_eq!(driver.window_store::<String, i64>("recent")?.fetch(&ann, 0..), [(30, 1)]);
+    /// assert_eq!(driver.window_store::<String, i64>("last-minute")?.fetch(&ann, 0..), [(0, 1), (30, 1)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = Some(retention);
@@ -149,6 +171,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     /// As [`TimeWindowedKStream::count`], with the store from
     /// `materialized`. An unnamed store uses one more number of the name
     /// counter, as in Kafka.
+    ///
+    /// The example of [`TimeWindowedKStream::with_retention`] shows `count_with`.
     pub fn count_with(self, materialized: Materialized<K, i64>) -> KTable<Windowed<K>, i64> {
         self.burn_name_for_count(&materialized);
         let materialized = with_default_value_serde(materialized, Some(Arc::new(I64Serde)));
@@ -212,6 +236,30 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     }
 
     /// As [`TimeWindowedKStream::reduce`], with the store from `materialized`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::Materialized;
+    /// use streams_core::dsl::TimeWindows;
+    /// use streams_test::example;
+    ///
+    /// let windows = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?;
+    /// let driver = example(|builder| {
+    ///     builder
+    ///         .stream::<String, i64>("temperatures")
+    ///         .group_by_key()
+    ///         .windowed_by(windows)
+    ///         // Windows are kept a minute, not just their 10 ms.
+    ///         .reduce_with(|a, b| *a.max(b), Materialized::as_("highest").with_retention(Duration::from_secs(60)));
+    /// });
+    /// let temperatures = driver.input::<String, i64>("temperatures");
+    /// temperatures.pipe_key_value_at("room", 20, 1);
+    /// temperatures.pipe_key_value_at("room", 23, 4);
+    /// temperatures.pipe_key_value_at("room", 21, 12);
+    /// let highest = driver.window_store::<String, i64>("highest")?;
+    /// assert_eq!(highest.fetch(&"room".to_owned(), 0..), [(0, 23), (10, 21)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce_with(
         self,
         reducer: impl Fn(&V, &V) -> V + 'static,
@@ -271,6 +319,29 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
     }
 
     /// As [`TimeWindowedKStream::aggregate`], with the store from `materialized`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::Materialized;
+    /// use streams_core::dsl::TimeWindows;
+    /// use streams_test::example;
+    ///
+    /// // Hopping windows of 10 ms every 5 ms.
+    /// let windows = TimeWindows::of_size_with_no_grace(Duration::from_millis(10))?.advance_by(Duration::from_millis(5))?;
+    /// let driver = example(|builder| {
+    ///     builder.stream::<String, String>("messages").group_by_key().windowed_by(windows).aggregate_with(
+    ///         || 0_i64,
+    ///         |_, text: &String, chars| chars + text.len() as i64,
+    ///         Materialized::as_("chars"),
+    ///     );
+    /// });
+    /// let messages = driver.input::<String, String>("messages");
+    /// messages.pipe_key_value_at("ann", "hi", 3); // in [0, 10) only
+    /// messages.pipe_key_value_at("ann", "bye", 7); // in [0, 10) and [5, 15)
+    /// let chars = driver.window_store::<String, i64>("chars")?;
+    /// assert_eq!(chars.fetch(&"ann".to_owned(), 0..), [(0, 5), (5, 3)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn aggregate_with<VA: Clone + 'static>(
         self,
         initializer: impl Fn() -> VA + 'static,

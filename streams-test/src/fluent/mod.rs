@@ -24,68 +24,8 @@
 //! pretty_assertions diff for values spanning several lines) and what is
 //! left in the topic. A record the serdes cannot decode fails with the
 //! serde's error, the topic and the offset.
-//!
-//! The same test, with the plain driver and fluently:
-//!
-//! ```
-//! use streams_core::serde::{I64Serde, StringSerde};
-//! use streams_core::{Result, StreamsBuilder, Topology};
-//! use streams_test::{KeyValue, TestTopology, TopologyTestDriver};
-//!
-//! fn lengths() -> Result<Topology> {
-//!     let builder = StreamsBuilder::new();
-//!     builder.stream::<String, String>("words").map_values(|w| w.len() as i64).to("lengths");
-//!     builder.build()
-//! }
-//!
-//! // Plain:
-//! let driver = TopologyTestDriver::new(lengths()?)?;
-//! let words = driver.create_input_topic("words", StringSerde, StringSerde);
-//! let out = driver.create_output_topic("lengths", StringSerde, I64Serde);
-//! words.pipe_key_value("a", "kafka");
-//! words.pipe_key_value("b", "rust");
-//! assert_eq!(out.read_key_value(), KeyValue::pair("a", 5));
-//! assert_eq!(out.read_key_value(), KeyValue::pair("b", 4));
-//! assert!(out.is_empty());
-//!
-//! // Fluent:
-//! let topology = TestTopology::new(lengths)?;
-//! topology.input().add("a", "kafka").add("b", "rust");
-//! topology
-//!     .output()
-//!     .with_value_serde(I64Serde)
-//!     .expect_records([("a", 5), ("b", 4)])
-//!     .expect_no_more_records();
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! A failure says where and what:
-//!
-//! ```
-//! # use streams_core::StreamsBuilder;
-//! # use streams_test::TestTopology;
-//! let topology = TestTopology::new(|b: &StreamsBuilder| {
-//!     b.stream::<String, String>("in").map_values(|v| v.to_uppercase()).to("out");
-//! })?;
-//! topology.input().add("a", "x").add("b", "y");
-//! let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-//!     topology.output().expect_next_record().has_value("x");
-//! }))
-//! .unwrap_err();
-//! assert_eq!(
-//!     failure.downcast_ref::<String>().map(String::as_str),
-//!     Some(concat!(
-//!         "record at offset 0 of topic `out`: the value is not the expected one\n",
-//!         "expected: \"x\"\n",
-//!         "  actual: \"X\"\n",
-//!         "\n",
-//!         "records left in topic `out` from offset 0:\n",
-//!         "  offset 0: key \"a\", value \"X\", timestamp 0\n",
-//!         "  offset 1: key \"b\", value \"Y\", timestamp 0",
-//!     ))
-//! );
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![doc = ""]
+#![doc = include_str!("../../docs/FLUENT.md")]
 
 mod input;
 mod output;
