@@ -30,6 +30,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(kv_store_changelog_deletes),
     scenario!(table_group_by_count),
     scenario!(table_group_by_reduce),
+    scenario!(table_group_by_named_grouped),
     scenario!(table_group_by_aggregate),
     scenario!(to_table_plain_and_named_materialized),
     scenario!(to_table_after_key_change),
@@ -313,6 +314,34 @@ fn table_group_by_reduce() -> ScenarioResult {
     i.pipe_record(TestRecord::tombstone("b1").at(5));
     i.pipe_key_value_at("b2", 1, 6);
     g.output_as(&driver, "out", StringSerde, I64Serde);
+    g.finish(driver)
+}
+
+fn table_group_by_named_grouped() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    b.table::<S, S>("user-regions")
+        .group_by_with(
+            |user, region| (region.clone(), user.clone()),
+            Grouped::with(StringSerde, StringSerde).with_name("by-region"),
+        )
+        .count()
+        .to_stream()
+        .to_with("out", Produced::with(StringSerde, I64Serde));
+    let driver = g.start(b.build()?)?;
+    let i = input(&driver, "user-regions");
+    i.pipe_key_value_at("alice", "eu", 0);
+    i.pipe_key_value_at("bob", "us", 1);
+    i.pipe_key_value_at("alice", "us", 2);
+    i.pipe_record(TestRecord::tombstone("bob").at(3));
+    g.output_as(&driver, "out", StringSerde, I64Serde);
+    g.output_as(&driver, &repartition("by-region"), StringSerde, BytesSerde);
+    g.output_as(
+        &driver,
+        &changelog("KTABLE-AGGREGATE-STATE-STORE-0000000004"),
+        StringSerde,
+        I64Serde,
+    );
     g.finish(driver)
 }
 

@@ -120,6 +120,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
         selector: impl Fn(&K, &V) -> (KR, VR) + 'static,
         grouped: Grouped<KR, VR>,
     ) -> KGroupedTable<KR, VR> {
+        // Kafka names the select node after the `Grouped`, else
+        // `KTABLE-SELECT-<n>`; either way a number is taken.
         let generated = self.builder.new_name("KTABLE-SELECT-");
         let name = grouped.name.clone().unwrap_or(generated);
         self.enable_sending_old_values();
@@ -160,16 +162,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
             Some(n) => n.clone(),
             None => self.builder.new_store_name("KTABLE-AGGREGATE-"),
         };
-        let named = self.grouped.name.clone();
-        let burn_sink = self.builder.new_name("KSTREAM-SINK-");
-        let burn_source = self.builder.new_name("KSTREAM-SOURCE-");
-        let (sink, source) = match &named {
-            Some(n) => (format!("{n}-sink"), format!("{n}-source")),
-            None => (burn_sink, burn_source),
-        };
-        let generated = self.builder.new_name(prefix);
-        let name = named.clone().unwrap_or(generated);
-        let topic = format!("{}-repartition", named.unwrap_or_else(|| store.clone()));
+        // As Kafka's `KGroupedTableImpl.doAggregate`: the repartition sink,
+        // source and the aggregation node take their names from the
+        // aggregation's own `Named` (these forms have none, so each is
+        // generated); the `Grouped`'s name names the select node before
+        // and the repartition topic, which is otherwise the store's.
+        let sink = self.builder.new_name("KSTREAM-SINK-");
+        let source = self.builder.new_name("KSTREAM-SOURCE-");
+        let name = self.builder.new_name(prefix);
+        let topic = format!(
+            "{}-repartition",
+            self.grouped.name.clone().unwrap_or_else(|| store.clone())
+        );
         let key_serde = self.grouped.key_serde.clone();
         let change_serde: Option<SerdeRef<Change<V>>> = self
             .grouped

@@ -315,6 +315,31 @@ final class StatefulScenarios {
     }
 
     /**
+     * A table regrouped with a named Grouped ("by-region") and counted with generated names:
+     * the select node takes the Grouped's name, the repartition topic too, while the repartition
+     * sink, source and the count node are generated (the aggregation has no Named of its own).
+     */
+    @Scenario
+    static void table_group_by_named_grouped(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.<String, String>table("user-regions")
+            .groupBy((user, region) -> KeyValue.pair(region, user),
+                Grouped.with("by-region", Serdes.String(), Serdes.String()))
+            .count()
+            .toStream()
+            .to("out", Produced.with(Serdes.String(), Serdes.Long()));
+        g.start(b.build());
+        final TestInputTopic<String, String> in = g.input("user-regions");
+        in.pipeInput("alice", "eu", 0L);
+        in.pipeInput("bob", "us", 1L);
+        in.pipeInput("alice", "us", 2L);
+        in.pipeInput("bob", null, 3L);
+        g.output("out", Kind.STRING, Kind.LONG);
+        g.output(repartition("by-region"), Kind.STRING, Kind.BYTES);
+        g.output(changelog("KTABLE-AGGREGATE-STATE-STORE-0000000004"), Kind.STRING, Kind.LONG);
+    }
+
+    /**
      * A table regrouped by the value's first letter and aggregated into strings, so that the
      * order of subtractor ("-") and adder ("+") calls shows.
      */
