@@ -1,11 +1,11 @@
 //! `TopologyTestDriver`: runs a topology in memory, synchronously.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use streams_core::engine::{StreamTask, TaskMetrics};
+use streams_core::engine::{SourceId, StreamTask, TaskMetrics};
 use streams_core::serde::Serde;
 use streams_core::{RawRecord, Result, StreamsConfig, StreamsError, Topology};
 
@@ -21,6 +21,8 @@ pub const DEFAULT_START_MS: i64 = 0;
 #[derive(Debug)]
 struct InputQueue {
     topic: Arc<str>,
+    /// The source that reads the topic.
+    source: SourceId,
     records: VecDeque<(i64, RawRecord)>,
     next_offset: i64,
 }
@@ -57,6 +59,9 @@ pub(crate) struct DriverState {
     output_of_topic: Vec<usize>,
     produced_buffer: Vec<(usize, RawRecord)>,
     produced_topics: BTreeSet<String>,
+    /// Topics a test reads (it created a `TestOutputTopic` for them) not
+    /// written yet: their outputs will keep records as written.
+    read_topics: Vec<String>,
     wall_clock: i64,
     /// The next offset of each global topic piped to or written.
     global_offsets: Vec<(Arc<str>, i64)>,
@@ -92,6 +97,20 @@ impl DriverState {
             .iter_mut()
             .find(|o| &*o.topic == topic)
             .map(|o| &mut o.queue)
+    }
+
+    /// A test reads `topic` (it has a `TestOutputTopic`): its output keeps
+    /// records as written, for the reader to decode without copies (see
+    /// [`OutputQueue::keep_owned`]).
+    pub(crate) fn will_read(&mut self, topic: &str) {
+        match self.outputs.iter_mut().find(|o| &*o.topic == topic) {
+            Some(output) => output.queue.keep_owned(),
+            None => {
+                if !self.read_topics.iter().any(|t| t == topic) {
+                    self.read_topics.push(topic.to_owned());
+                }
+            }
+        }
     }
 
     pub(crate) fn produced_topic_names(&self) -> &BTreeSet<String> {
@@ -162,8 +181,13 @@ impl DriverState {
                 known: self.known_topics(),
             });
         }
-        let i = self.queue_index(topic);
-        self.pipe_to_queue(i, record)
+        match self.try_queue_index(topic) {
+            Some(i) => self.pipe_to_queue(i, record),
+            None => Err(StreamsError::UnknownTopic {
+                topic: topic.to_owned(),
+                known: self.known_topics(),
+            }),
+        }
     }
 
     /// Pipes a record to the input queue at index `i`: when nothing else
@@ -187,18 +211,38 @@ impl DriverState {
         self.complete_all_processable_work()
     }
 
+    /// As [`pipe`](DriverState::pipe), remembering in `queue` the index
+    /// of the topic's input queue once it has one, so that the next
+    /// records of the topic (piped with the same `queue`) skip the look-up
+    /// by name.
+    pub(crate) fn pipe_cached(
+        &mut self,
+        topic: &str,
+        queue: &Cell<Option<usize>>,
+        record: RawRecord,
+    ) -> Result<()> {
+        if let Some(i) = queue.get() {
+            return self.pipe_to_queue(i, record);
+        }
+        let result = self.pipe(topic, record);
+        queue.set(self.queues.iter().position(|q| &*q.topic == topic));
+        result
+    }
+
     /// The index of the input queue of `topic`, a topic the task reads,
-    /// created empty if needed.
-    fn queue_index(&mut self, topic: &str) -> usize {
+    /// created empty if needed; `None` if no source reads it.
+    fn try_queue_index(&mut self, topic: &str) -> Option<usize> {
         match self.queues.iter().position(|q| &*q.topic == topic) {
-            Some(i) => i,
+            Some(i) => Some(i),
             None => {
+                let source = self.task.source_id(topic)?;
                 self.queues.push(InputQueue {
                     topic: Arc::from(topic),
+                    source,
                     records: VecDeque::new(),
                     next_offset: 0,
                 });
-                self.queues.len() - 1
+                Some(self.queues.len() - 1)
             }
         }
     }
@@ -214,9 +258,10 @@ impl DriverState {
     /// stream-time punctuation, then captures what was produced (kept even
     /// if processing failed).
     fn process_one(&mut self, i: usize, offset: i64, record: RawRecord) -> Result<()> {
+        let queue = &self.queues[i];
         let result = self
             .task
-            .process(&self.queues[i].topic, offset, record)
+            .process_from(queue.source, &queue.topic, offset, record)
             .and_then(|()| self.task.maybe_punctuate_stream_time().map(|_| ()))
             // Kafka's driver commits after each record: the record caches flush.
             .and_then(|()| self.task.commit());
@@ -247,14 +292,17 @@ impl DriverState {
                 first_error = Some(e);
             }
             let output = &mut self.outputs[index];
-            // The topic keeps a copy; a record fed back is read again.
-            output.queue.push(&record);
-            let feed_back = output.feed_back;
-            match feed_back {
-                FeedBack::None => {}
-                FeedBack::Stream(queue) => self.enqueue(queue, record),
+            match output.feed_back {
+                // The topic keeps the record.
+                FeedBack::None => output.queue.push_owned(record),
+                // The topic keeps a copy; a record fed back is read again.
+                FeedBack::Stream(queue) => {
+                    output.queue.push(&record);
+                    self.enqueue(queue, record);
+                }
                 // Every output is captured; the first failure is reported.
                 FeedBack::Global => {
+                    output.queue.push(&record);
                     let topic = self.outputs[index].topic.clone();
                     if let Err(e) = self.process_global(&topic, record)
                         && first_error.is_none()
@@ -291,14 +339,20 @@ impl DriverState {
         self.produced_topics.insert(topic.to_string());
         let feed_back = if self.task.reads_global(topic) {
             FeedBack::Global
-        } else if self.task.reads(topic) {
-            FeedBack::Stream(self.queue_index(topic))
         } else {
-            FeedBack::None
+            match self.try_queue_index(topic) {
+                Some(queue) => FeedBack::Stream(queue),
+                None => FeedBack::None,
+            }
         };
+        let mut queue = OutputQueue::default();
+        if let Some(i) = self.read_topics.iter().position(|t| **t == **topic) {
+            self.read_topics.swap_remove(i);
+            queue.keep_owned();
+        }
         self.outputs.push(Output {
             topic: topic.clone(),
-            queue: OutputQueue::default(),
+            queue,
             feed_back,
         });
         self.outputs.len() - 1
@@ -531,6 +585,7 @@ impl DriverBuilder {
                 output_of_topic: Vec::new(),
                 produced_buffer: Vec::new(),
                 produced_topics: BTreeSet::new(),
+                read_topics: Vec::new(),
                 wall_clock: self.start_ms,
                 global_offsets: Vec::new(),
                 cluster,
@@ -642,6 +697,17 @@ impl TopologyTestDriver {
     #[doc(alias = "pipeInput")]
     pub fn pipe_raw(&self, topic: &str, record: RawRecord) -> Result<()> {
         self.with_state(|s| s.pipe(topic, record))
+    }
+
+    /// As [`pipe_raw`](TopologyTestDriver::pipe_raw), for a topic handle
+    /// that remembers its input queue in `queue`.
+    pub(crate) fn pipe_raw_cached(
+        &self,
+        topic: &str,
+        queue: &Cell<Option<usize>>,
+        record: RawRecord,
+    ) -> Result<()> {
+        self.with_state(|s| s.pipe_cached(topic, queue, record))
     }
 
     /// Advances the mock wall clock, firing wall-clock punctuations that

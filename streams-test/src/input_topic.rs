@@ -45,6 +45,8 @@ pub struct TestInputTopic<'d, K, V> {
     value_serde: SerdeRef<V>,
     current_time: Cell<i64>,
     advance: i64,
+    /// The index of the topic's input queue in the driver, once known.
+    queue: Cell<Option<usize>>,
 }
 
 impl<K, V> std::fmt::Debug for TestInputTopic<'_, K, V> {
@@ -77,6 +79,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
             value_serde,
             current_time: Cell::new(start_ms),
             advance: millis(advance),
+            queue: Cell::new(None),
         }
     }
 
@@ -146,7 +149,7 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
             None => self.next_time(),
         };
         let raw = self.serialize(record, timestamp)?;
-        self.driver.pipe_raw(&self.topic, raw)
+        self.driver.pipe_raw_cached(&self.topic, &self.queue, raw)
     }
 
     #[track_caller]

@@ -42,6 +42,11 @@ pub(crate) enum Payload {
 }
 
 impl Payload {
+    /// `v` itself, without a copy.
+    fn from_vec(v: Vec<u8>) -> Self {
+        Payload::Heap(v)
+    }
+
     /// A copy of `b`.
     fn from_slice(b: &[u8]) -> Self {
         if b.len() <= INLINE {
@@ -74,6 +79,19 @@ impl std::fmt::Debug for Payload {
 }
 
 impl OutputRecord {
+    /// A record as it was written, its key and value moved, not copied.
+    fn owned(offset: i64, r: RawRecord) -> Self {
+        OutputRecord {
+            offset,
+            record: Record {
+                key: r.key.map(Payload::from_vec),
+                value: r.value.map(Payload::from_vec),
+                timestamp: r.timestamp,
+                headers: r.headers,
+            },
+        }
+    }
+
     /// A copy of a packed record.
     fn unpack(r: &PackedRecord<'_>) -> Self {
         OutputRecord {
@@ -275,11 +293,21 @@ impl<'a> Iterator for PackedIter<'a> {
 /// they are written, unpacked into `records` only for a reader that wants
 /// them so (the driver's `output_mut`). Every record in `records` is
 /// older than every packed one.
+///
+/// A topic a test reads (it has a `TestOutputTopic`) keeps its records as
+/// they were written instead ([`OutputQueue::keep_owned`]): the reader
+/// then decodes each key and value from the very buffer the sink's
+/// serializer made (a `String` gets its buffer back), without the copy
+/// into the packed buffer, the allocation and the copy out of it. That
+/// costs memory (a record's two buffers and about 72 bytes, against its
+/// bytes and about a dozen packed), which only topics a test reads pay.
 #[derive(Debug, Default)]
 pub(crate) struct OutputQueue {
     pub(crate) records: VecDeque<OutputRecord>,
     pub(crate) packed: Packed,
     next_offset: i64,
+    /// Whether records are kept as written (in `records`), not packed.
+    owned: bool,
 }
 
 impl OutputQueue {
@@ -298,10 +326,35 @@ impl OutputQueue {
         self.next_offset - self.packed.len() as i64
     }
 
-    /// Writes a record: packed, at the next offset.
+    /// Writes a copy of a record, at the next offset: packed, or cloned
+    /// when the queue keeps records as written.
     pub(crate) fn push(&mut self, record: &RawRecord) {
-        self.next_offset += 1;
-        self.packed.push(record);
+        if self.owned {
+            self.push_owned(record.clone());
+        } else {
+            self.next_offset += 1;
+            self.packed.push(record);
+        }
+    }
+
+    /// Writes a record, at the next offset: kept as it is when the queue
+    /// keeps records as written, else packed (and dropped).
+    pub(crate) fn push_owned(&mut self, record: RawRecord) {
+        if self.owned {
+            let offset = self.next_offset;
+            self.next_offset += 1;
+            self.records.push_back(OutputRecord::owned(offset, record));
+        } else {
+            self.push(&record);
+        }
+    }
+
+    /// From now on, keeps the records written as they are (see the type's
+    /// docs); those already packed are unpacked, so that every record
+    /// stays in `records`, oldest first.
+    pub(crate) fn keep_owned(&mut self) {
+        self.unpack();
+        self.owned = true;
     }
 
     /// Unpacks every packed record into `records`.

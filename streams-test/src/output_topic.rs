@@ -6,7 +6,7 @@ use std::hash::Hash;
 use streams_core::serde::SerdeRef;
 use streams_core::{RecordPart, Result, StreamsError};
 
-use crate::output_queue::{OutputRecord, PackedRecord};
+use crate::output_queue::{OutputRecord, PackedRecord, Payload};
 use crate::{KeyValue, TestRecord, TopologyTestDriver};
 
 /// Kafka's `RecordBatch.NO_TIMESTAMP`: a record produced without a timestamp.
@@ -74,6 +74,12 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
         key_serde: SerdeRef<K>,
         value_serde: SerdeRef<V>,
     ) -> Self {
+        // The driver keeps this topic's records as written, for this
+        // handle to decode without copies (a closed driver has none).
+        let _ = driver.with_state(|s| {
+            s.will_read(topic);
+            Ok(())
+        });
         TestOutputTopic {
             driver,
             topic: topic.to_owned(),
@@ -105,16 +111,62 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
         decode_view(&self.topic, &self.key_serde, &self.value_serde, out)
     }
 
+    /// Decodes a record taken from the topic: its key and value buffers go
+    /// to the serdes, which may keep them (a `String` does).
+    fn decode_owned(&self, out: OutputRecord) -> Result<TestRecord<K, V>> {
+        let topic = &self.topic;
+        let err = |part, reason| StreamsError::Deserialization {
+            topic: topic.clone(),
+            partition: 0,
+            offset: out.offset,
+            part,
+            reason,
+        };
+        let record = out.record;
+        let headers = &record.headers;
+        let key = match record.key {
+            Some(Payload::Heap(b)) => Some(
+                self.key_serde
+                    .deserialize_owned_with_headers(topic, headers, b)
+                    .map_err(|e| err(RecordPart::Key, e))?,
+            ),
+            Some(b) => Some(
+                self.key_serde
+                    .deserialize_with_headers(topic, headers, &b)
+                    .map_err(|e| err(RecordPart::Key, e))?,
+            ),
+            None => None,
+        };
+        let value = match record.value {
+            Some(Payload::Heap(b)) => Some(
+                self.value_serde
+                    .deserialize_owned_with_headers(topic, headers, b)
+                    .map_err(|e| err(RecordPart::Value, e))?,
+            ),
+            Some(b) => Some(
+                self.value_serde
+                    .deserialize_with_headers(topic, headers, &b)
+                    .map_err(|e| err(RecordPart::Value, e))?,
+            ),
+            None => None,
+        };
+        Ok(TestRecord {
+            key,
+            value,
+            timestamp: (record.timestamp != NO_TIMESTAMP).then_some(record.timestamp),
+            headers: record.headers,
+        })
+    }
+
     /// Removes the next record and decodes it: a record that does not
     /// decode is gone too, as in Kafka's driver.
     fn next(&self) -> Result<Read<TestRecord<K, V>>> {
         self.driver.with_state(|s| {
             if let Some(q) = s.output_packed(&self.topic) {
-                // Unpacked records (left by the fluent reader) come first.
-                if let Some(front) = q.records.front() {
-                    let decoded = self.decode(&PackedRecord::of(front));
-                    q.records.pop_front();
-                    return decoded.map(Read::Got);
+                // Unpacked records (kept as written for this reader, or
+                // left by the fluent reader) come first.
+                if let Some(front) = q.records.pop_front() {
+                    return self.decode_owned(front).map(Read::Got);
                 }
                 let first = q.first_packed_offset();
                 let decoded = q.packed.iter(first).next().map(|front| self.decode(&front));
@@ -142,10 +194,8 @@ impl<'d, K: 'static, V: 'static> TestOutputTopic<'d, K, V> {
             .with_state(|s| match s.output_packed(&self.topic) {
                 Some(q) => {
                     let mut decoded = Vec::with_capacity(q.len());
-                    while let Some(front) = q.records.front() {
-                        let record = self.decode(&PackedRecord::of(front));
-                        q.records.pop_front();
-                        decoded.push(f(record?));
+                    while let Some(front) = q.records.pop_front() {
+                        decoded.push(f(self.decode_owned(front)?));
                     }
                     loop {
                         let first = q.first_packed_offset();

@@ -59,6 +59,12 @@ pub struct StreamTask {
     closed: bool,
 }
 
+/// A source node of a [`StreamTask`], found once by topic with
+/// [`StreamTask::source_id`], to process records with
+/// [`StreamTask::process_from`] without looking their topic up by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceId(usize);
+
 /// Handles on the global stores of one task, which other tasks of the
 /// instance read (see [`StreamTask::for_subtopology_with_globals`]).
 #[derive(Clone)]
@@ -549,6 +555,64 @@ impl StreamTask {
         };
         self.state.enter_record(shared, topic, offset);
         self.state.process_source(source, record)
+    }
+
+    /// The source that reads `topic` (by name or by pattern), to process
+    /// its records with [`process_from`](StreamTask::process_from), which
+    /// does not look the topic up again for each record.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use streams_core::engine::StreamTask;
+    /// use streams_core::{RawRecord, StreamsBuilder, StreamsConfig};
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder.stream::<String, String>("in").map_values(|v| v.to_uppercase()).to("out");
+    /// let mut task = StreamTask::new(&builder.build()?, &StreamsConfig::default(), 0)?;
+    /// assert!(task.source_id("elsewhere").is_none());
+    /// let source = task.source_id("in").expect("a source reads `in`");
+    /// let topic: Arc<str> = Arc::from("in");
+    /// task.process_from(source, &topic, 0, RawRecord::new(None, Some(b"hi".to_vec()), 7))?;
+    /// assert_eq!(task.take_produced()[0].record.value.as_deref(), Some(&b"HI"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn source_id(&self, topic: &str) -> Option<SourceId> {
+        self.source_for(topic).map(SourceId)
+    }
+
+    /// As [`process`](StreamTask::process), for a record of `topic`
+    /// read by `source` (from [`source_id`](StreamTask::source_id) of this
+    /// task for that topic): the topic is not looked up by name, and its
+    /// name is shared, not copied.
+    ///
+    /// # Errors
+    /// As [`process`](StreamTask::process); [`StreamsError::UnknownTopic`]
+    /// if `source` is not a source of this task.
+    pub fn process_from(
+        &mut self,
+        source: SourceId,
+        topic: &Arc<str>,
+        offset: i64,
+        record: RawRecord,
+    ) -> Result<()> {
+        if self.closed {
+            return Err(StreamsError::Closed("task"));
+        }
+        let known = self.sources.iter().any(|&(_, n)| n == source.0)
+            || self.patterns.iter().any(|&(_, _, n)| n == source.0);
+        if !known {
+            return Err(StreamsError::UnknownTopic {
+                topic: topic.to_string(),
+                known: self
+                    .source_topics()
+                    .into_iter()
+                    .chain(self.source_patterns())
+                    .map(str::to_owned)
+                    .collect(),
+            });
+        }
+        self.state.enter_record(Some(topic), topic, offset);
+        self.state.process_source(source.0, record)
     }
 
     /// The topics of global stores, by name, in the order the stores were added.
