@@ -132,6 +132,9 @@ impl<'a> PackedRecord<'a> {
 /// No headers, for packed records without any.
 static NO_HEADERS: Headers = Headers::new();
 
+/// The bytes a topic's packed buffer starts with.
+const FIRST_CAPACITY: usize = 512;
+
 const HAS_KEY: u8 = 1;
 const HAS_VALUE: u8 = 2;
 const HAS_HEADERS: u8 = 4;
@@ -160,6 +163,11 @@ impl Packed {
     }
 
     fn push(&mut self, record: &RawRecord) {
+        if self.bytes.capacity() == 0 {
+            // A topic's first record: room for a few, so that a small
+            // test's topics do not grow their buffers 8 bytes at a time.
+            self.bytes.reserve(FIRST_CAPACITY);
+        }
         let mut flags = 0;
         if record.key.is_some() {
             flags |= HAS_KEY;

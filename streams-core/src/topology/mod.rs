@@ -355,6 +355,11 @@ impl Topology {
         &self.copartition_node_groups
     }
 
+    /// Whether any repartition topic has an enforced partition count.
+    pub(crate) fn has_repartition_partitions(&self) -> bool {
+        !self.repartition_partitions.is_empty()
+    }
+
     pub(crate) fn repartition_partitions(&self, topic: &str) -> Option<i32> {
         self.repartition_partitions.get(topic).copied()
     }
