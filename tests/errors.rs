@@ -611,7 +611,7 @@ fn an_invalid_regex_pattern_is_refused() {
             reason,
         } => {
             assert_eq!((node.as_str(), pattern.as_str()), ("source", "in-("));
-            assert!(reason.contains("unclosed group"), "{reason}");
+            assert!(reason.contains("open group without closing"), "{reason}");
         }
         other => panic!("expected InvalidPattern, got {other:?}"),
     }

@@ -758,7 +758,7 @@ impl Transformation for Filter {
 /// Kafka's `TopicNameMatches`: the whole topic name matches `pattern`.
 #[derive(Debug, Clone)]
 pub struct TopicNameMatches {
-    pattern: regex::Regex,
+    pattern: regex_lite::Regex,
 }
 
 impl TopicNameMatches {
@@ -767,7 +767,7 @@ impl TopicNameMatches {
     /// # Errors
     /// An invalid pattern.
     pub fn new(pattern: &str) -> Result<Self, ConfigError> {
-        regex::Regex::new(&format!("^(?:{pattern})$"))
+        regex_lite::Regex::new(&format!("^(?:{pattern})$"))
             .map(|pattern| Self { pattern })
             .map_err(|e| ConfigError::Invalid {
                 name: "pattern".to_owned(),

@@ -53,14 +53,24 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn root_reexports(lib: &str) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
     for statement in lib.split(';') {
-        // Attributes (`#[allow(deprecated)]`) before the `pub use` do not count.
+        // Attributes (`#[allow(deprecated)]`) and comments (the crate docs,
+        // whose sentences have semicolons too) before the `pub use` do not
+        // count.
         let statement: String = statement
             .lines()
-            .filter(|l| !l.trim_start().starts_with("#["))
+            .filter(|l| {
+                let l = l.trim_start();
+                !l.starts_with("#[") && !l.starts_with("//")
+            })
             .collect::<Vec<_>>()
             .join("\n");
         let statement = statement.trim();
-        let Some(rest) = statement.strip_prefix("pub use ") else {
+        // An item without a semicolon (`pub mod guide { .. }`) may come
+        // before the `pub use` in the same piece.
+        let Some(rest) = statement
+            .find("pub use ")
+            .map(|at| &statement[at + "pub use ".len()..])
+        else {
             continue;
         };
         let Some((module, items)) = rest.split_once("::") else {

@@ -22,6 +22,7 @@ type S = String;
 
 pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(tumbling_window_count),
+    scenario!(named_aggregations),
     scenario!(hopping_window_aggregate),
     scenario!(sliding_window_reduce),
     scenario!(session_window_count),
@@ -52,6 +53,63 @@ fn time_windowed(size: u64) -> WindowedSerde<S> {
 /// Kafka's `SessionWindowedSerde` for String keys.
 fn session_windowed() -> WindowedSerde<S> {
     WindowedSerde::session(StringSerde)
+}
+
+fn named_aggregations() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let s = b.stream::<S, S>("in");
+    s.clone()
+        .group_by_key()
+        .named("plain-count")
+        .count()
+        .to_stream()
+        .to_with("counts", Produced::with(StringSerde, I64Serde));
+    s.clone()
+        .group_by(|_, v| v.clone())
+        .named("by-value-reduce")
+        .reduce_with(|a, v| format!("{a}{v}"), Materialized::as_("by-value"))
+        .to_stream()
+        .to("reduced");
+    s.clone()
+        .group_by_key()
+        .windowed_by(TimeWindows::of_size_with_no_grace(ms(10))?)
+        .named("windowed-count")
+        .count()
+        .to_stream()
+        .to_with("windowed", Produced::with(time_windowed(10), I64Serde));
+    s.group_by_key()
+        .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(ms(5))?)
+        .named("session-reduce")
+        .reduce(|a, v| format!("{a}{v}"))
+        .to_stream()
+        .to_with("sessions", Produced::with(session_windowed(), StringSerde));
+    b.table::<S, S>("regions")
+        .group_by(|k, v| (v.clone(), k.clone()))
+        .named("region-agg")
+        .aggregate_with(
+            String::new,
+            |_, v, agg| format!("{agg}+{v}"),
+            |_, v, agg| format!("{agg}-{v}"),
+            Materialized::as_("region-members"),
+        )
+        .to_stream()
+        .to("members");
+    let driver = g.start(b.build()?)?;
+    pipe(
+        &driver,
+        &[("a", "x", 1), ("b", "y", 3), ("a", "x", 4), ("a", "z", 12)],
+    );
+    let regions = input(&driver, "regions");
+    regions.pipe_key_value_at("ann", "eu", 0);
+    regions.pipe_key_value_at("bob", "eu", 1);
+    regions.pipe_key_value_at("ann", "us", 2);
+    g.output_as(&driver, "counts", StringSerde, I64Serde);
+    g.output(&driver, "reduced");
+    g.output_as(&driver, "windowed", time_windowed(10), I64Serde);
+    g.output_as(&driver, "sessions", session_windowed(), StringSerde);
+    g.output(&driver, "members");
+    g.finish(driver)
 }
 
 fn tumbling_window_count() -> ScenarioResult {

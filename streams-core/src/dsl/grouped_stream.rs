@@ -164,6 +164,42 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedStream<K, V> {
+    /// Names the aggregation node of the next `count`, `reduce` or
+    /// `aggregate`, Kafka's `count(Named)`, `reduce(reducer, Named,
+    /// Materialized)` and `aggregate(.., Named, Materialized)`. As in Kafka
+    /// the name takes a number of the counter all the same, and names
+    /// neither the store (see [`Materialized::as_`]) nor the repartition
+    /// topic (see [`Grouped::as_`]).
+    ///
+    /// ```
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by_key()
+    ///     .named("clicks-per-user")
+    ///     .count()
+    ///     .to_stream()
+    ///     .to("counts");
+    /// assert_eq!(
+    ///     builder.build()?.node_names(),
+    ///     [
+    ///         "KSTREAM-SOURCE-0000000000",
+    ///         "clicks-per-user",
+    ///         "KTABLE-TOSTREAM-0000000003",
+    ///         "KSTREAM-SINK-0000000004",
+    ///     ]
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    #[doc(alias = "Named")]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.stream.next_name = Some(name.into());
+        self
+    }
+
     fn store_name<VA>(&self, prefix: &str, materialized: &Materialized<K, VA>) -> String {
         match &materialized.name {
             Some(n) => n.clone(),

@@ -40,6 +40,8 @@ pub struct KGroupedTable<K, V> {
     builder: StreamsBuilder,
     node: String,
     grouped: Grouped<K, V>,
+    /// The name of the next aggregation, from [`KGroupedTable::named`].
+    next_name: Option<String>,
 }
 
 impl<K, V> fmt::Debug for KGroupedTable<K, V> {
@@ -140,11 +142,44 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KTable<K, V> {
             builder: self.builder.clone(),
             node: name,
             grouped,
+            next_name: None,
         }
     }
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
+    /// Names the next `count`, `reduce` or `aggregate`, Kafka's forms of
+    /// them that take a `Named`: the aggregation node is `name`, the
+    /// repartition topic's sink and source `<name>-sink` and
+    /// `<name>-source`. As in Kafka each takes a number of the counter all
+    /// the same; the store is named by [`Materialized::as_`] and the
+    /// repartition topic by [`Grouped::as_`] (else the store's name).
+    ///
+    /// ```
+    /// use streams_core::StreamsBuilder;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .table::<String, String>("user-regions")
+    ///     .group_by(|user, region| (region.clone(), user.clone()))
+    ///     .named("users-per-region")
+    ///     .count()
+    ///     .to_stream()
+    ///     .to("counts");
+    /// let topology = builder.build()?;
+    /// let names = topology.node_names();
+    /// for name in ["users-per-region-sink", "users-per-region-source", "users-per-region"] {
+    ///     assert!(names.contains(&name), "{name} in {names:?}");
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    #[doc(alias = "Named")]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.next_name = Some(name.into());
+        self
+    }
+
     fn build<VA: Clone + 'static>(
         self,
         prefix: &str,
@@ -164,12 +199,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KGroupedTable<K, V> {
         };
         // As Kafka's `KGroupedTableImpl.doAggregate`: the repartition sink,
         // source and the aggregation node take their names from the
-        // aggregation's own `Named` (these forms have none, so each is
-        // generated); the `Grouped`'s name names the select node before
-        // and the repartition topic, which is otherwise the store's.
-        let sink = self.builder.new_name("KSTREAM-SINK-");
-        let source = self.builder.new_name("KSTREAM-SOURCE-");
-        let name = self.builder.new_name(prefix);
+        // aggregation's own `Named` (`<name>-sink`, `<name>-source` and
+        // the name; each takes a number all the same); the `Grouped`'s
+        // name names the select node before and the repartition topic,
+        // which is otherwise the store's.
+        let generated_sink = self.builder.new_name("KSTREAM-SINK-");
+        let generated_source = self.builder.new_name("KSTREAM-SOURCE-");
+        let generated = self.builder.new_name(prefix);
+        let (sink, source, name) = match self.next_name.clone() {
+            Some(n) => (format!("{n}-sink"), format!("{n}-source"), n),
+            None => (generated_sink, generated_source, generated),
+        };
         let topic = format!(
             "{}-repartition",
             self.grouped.name.clone().unwrap_or_else(|| store.clone())

@@ -119,7 +119,7 @@ pub struct KStream<K, V> {
     pub(crate) node: String,
     pub(crate) key_serde: Option<SerdeRef<K>>,
     pub(crate) value_serde: Option<SerdeRef<V>>,
-    next_name: Option<String>,
+    pub(crate) next_name: Option<String>,
     /// Whether the key may have changed since the last repartition, so
     /// that grouping needs a repartition topic (Kafka's `repartitionRequired`).
     pub(crate) repartition_required: bool,

@@ -56,6 +56,36 @@ impl<K, V> fmt::Debug for SessionWindowedKStream<K, V> {
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionWindowedKStream<K, V> {
+    /// Names the aggregation node of the next `count`, `reduce` or
+    /// `aggregate`, Kafka's forms of them that take a `Named`. As in Kafka
+    /// the name takes a number of the counter all the same, and names
+    /// neither the store nor the repartition topic.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_core::dsl::SessionWindows;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by_key()
+    ///     .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(Duration::from_secs(300))?)
+    ///     .named("clicks-per-session")
+    ///     .count()
+    ///     .to_stream()
+    ///     .map(|w, n| (w.map(|w| w.key.clone()).unwrap_or_default(), *n))
+    ///     .to("counts");
+    /// assert!(builder.build()?.node_names().contains(&"clicks-per-session"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    #[doc(alias = "Named")]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.grouped = self.grouped.named(name);
+        self
+    }
+
     /// Keeps sessions for `retention` after they end instead of the
     /// default (gap plus grace period), as Kafka's `Materialized.withRetention`;
     /// [`Materialized::with_retention`] on the aggregation wins over it.

@@ -70,6 +70,36 @@ impl<K, V> fmt::Debug for TimeWindowedKStream<K, V> {
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimeWindowedKStream<K, V> {
+    /// Names the aggregation node of the next `count`, `reduce` or
+    /// `aggregate`, Kafka's forms of them that take a `Named`. As in Kafka
+    /// the name takes a number of the counter all the same, and names
+    /// neither the store nor the repartition topic.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::StreamsBuilder;
+    /// use streams_core::dsl::TimeWindows;
+    ///
+    /// let builder = StreamsBuilder::new();
+    /// builder
+    ///     .stream::<String, String>("clicks")
+    ///     .group_by_key()
+    ///     .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?)
+    ///     .named("clicks-per-minute")
+    ///     .count()
+    ///     .to_stream()
+    ///     .map(|w, n| (w.map(|w| w.key.clone()).unwrap_or_default(), *n))
+    ///     .to("counts");
+    /// assert!(builder.build()?.node_names().contains(&"clicks-per-minute"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    #[doc(alias = "Named")]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.grouped = self.grouped.named(name);
+        self
+    }
+
     /// Keeps the windows for `retention` instead of the default (window
     /// size plus grace period; for sliding windows, twice the time
     /// difference plus grace), as Kafka's `Materialized.withRetention`;

@@ -266,8 +266,8 @@ where
         &format!("window store `{}`", plan.store),
     );
     // As Kafka's `NamedInternal.orElseGenerateWithPrefix`: a given name
-    // takes no number.
-    let name = stream.take_name_or_number(plan.prefix);
+    // takes a number all the same.
+    let name = stream.take_name_and_number(plan.prefix);
     let key_serde = grouped.key_serde.clone().or(stream.key_serde.clone());
     let value_serde = grouped.value_serde.clone().or(stream.value_serde.clone());
     if repartition_required {

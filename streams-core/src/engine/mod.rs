@@ -47,7 +47,7 @@ pub struct StreamTask {
     /// Source topic (full name) -> source node.
     sources: Vec<(Arc<str>, usize)>,
     /// Source patterns -> source node.
-    patterns: Vec<(regex::Regex, String, usize)>,
+    patterns: Vec<(regex_lite::Regex, String, usize)>,
     /// Sink topics (full names) that are not computed per record.
     sink_topics: Vec<String>,
     /// Global topic -> the source node of its global store.
@@ -481,7 +481,7 @@ impl StreamTask {
                     && name.contains(['.', '*', '+', '?', '[', '(', '|', '^', '$', '\\', '{'])
             })
             .find(|name| {
-                regex::Regex::new(&format!("^(?:{name})$")).is_ok_and(|re| re.is_match(topic))
+                regex_lite::Regex::new(&format!("^(?:{name})$")).is_ok_and(|re| re.is_match(topic))
             })
     }
 

@@ -117,7 +117,7 @@ impl TopologyMetadata {
         for info in subtopologies.iter_mut() {
             for written in std::mem::take(&mut info.source_patterns) {
                 // The topology checked the pattern when the source was added.
-                let Ok(re) = regex::Regex::new(&format!("^(?:{written})$")) else {
+                let Ok(re) = regex_lite::Regex::new(&format!("^(?:{written})$")) else {
                     continue;
                 };
                 for topic in &candidates {

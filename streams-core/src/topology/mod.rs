@@ -146,7 +146,7 @@ pub(crate) enum NodeKind {
     Source {
         topics: Vec<TopicName>,
         /// The compiled, anchored pattern and the pattern as written.
-        pattern: Option<(regex::Regex, String)>,
+        pattern: Option<(regex_lite::Regex, String)>,
     },
     Processor,
     #[allow(
@@ -618,7 +618,7 @@ impl Topology {
             Topics::Pattern(p) => {
                 // Kafka matches the whole topic name.
                 let anchored = format!("^(?:{p})$");
-                match regex::Regex::new(&anchored) {
+                match regex_lite::Regex::new(&anchored) {
                     Ok(_) if p.is_empty() => Err(TopologyError::InvalidPattern {
                         node: name.to_owned(),
                         pattern: p,

@@ -8,8 +8,11 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.KGroupedStream;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.SlidingWindows;
@@ -17,6 +20,7 @@ import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.Suppressed.BufferConfig;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.WindowedSerdes;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
@@ -66,6 +70,46 @@ final class WindowScenarios {
             "a", "8", 14L);
         g.outputTimeWindowed("out", 10L, Kind.LONG);
         g.output(StatefulScenarios.changelog("KSTREAM-AGGREGATE-STATE-STORE-0000000001"), Kind.BYTES, Kind.LONG);
+    }
+
+    /**
+     * Aggregations named with Named: a grouped stream's count and reduce, a time-windowed count,
+     * a session-windowed reduce and a grouped table's aggregate. Each name takes a number of the
+     * counter all the same; the table's also names its repartition sink and source.
+     */
+    @Scenario
+    static void named_aggregations(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KStream<String, String> in = b.stream("in");
+        in.groupByKey().count(Named.as("plain-count"))
+            .toStream().to("counts", Produced.with(Serdes.String(), Serdes.Long()));
+        in.groupBy((k, v) -> v).reduce((a, v) -> a + v, Named.as("by-value-reduce"),
+                Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("by-value"))
+            .toStream().to("reduced");
+        in.groupByKey().windowedBy(TimeWindows.ofSizeWithNoGrace(ms(10))).count(Named.as("windowed-count"))
+            .toStream().to("windowed", Produced.with(WindowedSerdes.timeWindowedSerdeFrom(String.class, 10L), Serdes.Long()));
+        in.groupByKey().windowedBy(SessionWindows.ofInactivityGapWithNoGrace(ms(5)))
+            .reduce((a, v) -> a + v, Named.as("session-reduce"))
+            .toStream().to("sessions", Produced.with(WindowedSerdes.sessionWindowedSerdeFrom(String.class), Serdes.String()));
+        b.<String, String>table("regions").groupBy((k, v) -> KeyValue.pair(v, k))
+            .aggregate(() -> "", (k, v, agg) -> agg + "+" + v, (k, v, agg) -> agg + "-" + v, Named.as("region-agg"),
+                Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("region-members"))
+            .toStream().to("members");
+        g.start(b.build());
+        pipe(g,
+            "a", "x", 1L,
+            "b", "y", 3L,
+            "a", "x", 4L,
+            "a", "z", 12L);
+        final TestInputTopic<String, String> regions = g.input("regions");
+        regions.pipeInput("ann", "eu", 0L);
+        regions.pipeInput("bob", "eu", 1L);
+        regions.pipeInput("ann", "us", 2L);
+        g.output("counts", Kind.STRING, Kind.LONG);
+        g.output("reduced");
+        g.outputTimeWindowed("windowed", 10L, Kind.LONG);
+        g.outputSessionWindowed("sessions", Kind.STRING);
+        g.output("members");
     }
 
     /** Hopping windows of 10 ms advancing by 5 ms, grace 2 ms, aggregate (concatenation) into "hops". */
