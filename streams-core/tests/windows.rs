@@ -1679,7 +1679,7 @@ fn a_windowed_aggregation_store_restores_from_its_changelog() -> TestResult {
         .downcast_mut::<TimestampedWindowStore<S, i64>>()
         .ok_or("not a timestamped window store")?;
     restored.restore(&changelog)?;
-    let restored: Vec<_> = restored.all().map(|(w, v)| (w, v.clone())).collect();
+    let restored: Vec<_> = restored.all()?.collect();
     let live = driver.timestamped_window_store::<S, i64>("counts")?.all();
     assert_eq!(restored, live);
     assert_eq!(

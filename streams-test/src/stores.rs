@@ -21,11 +21,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 use streams_core::dsl::Windowed;
+use streams_core::serde::Serde;
 use streams_core::state::{
     KeyValueStore, SessionStore, StateStore, StoreKind, TimestampedKeyValueStore,
     TimestampedWindowStore, ValueAndTimestamp, VersionedKeyValueStore, VersionedRecord,
@@ -81,8 +83,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     }
 
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&KeyValueStore<K, V>) -> R) -> R {
-        match self.with(|s| Ok(f(s))) {
+    fn read<R>(&self, f: impl FnOnce(&KeyValueStore<K, V>) -> Result<R>) -> R {
+        match self.with(|s| f(s)) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -93,35 +95,78 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
         &self.name
     }
 
-    /// The value for `key`.
+    /// The value for `key`, given in any borrowed form of the key type
+    /// (`get("a")` on `String` keys).
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn get(&self, key: &K) -> Option<V> {
-        self.read(|s| s.get(key).cloned())
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.get(key))
     }
 
-    /// Every entry, in key order.
+    /// Every entry, in Kafka's key order (by the keys' serialized bytes).
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
     pub fn all(&self) -> Vec<(K, V)> {
-        self.read(|s| s.all().map(|(k, v)| (k.clone(), v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
     }
 
-    /// The entries whose key is in `range`, in key order.
+    /// Every entry, last key first, Kafka's `reverseAll`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`KeyValueStoreView::all`].
     #[track_caller]
-    pub fn range<R: RangeBounds<K>>(&self, range: R) -> Vec<(K, V)> {
-        self.read(|s| {
-            s.range(range)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        })
+    pub fn reverse_all(&self) -> Vec<(K, V)> {
+        self.read(|s| s.reverse_all().map(Iterator::collect))
+    }
+
+    /// The entries whose key is in `range`, in Kafka's key order (see
+    /// [`KeyValueStore::range`]).
+    ///
+    /// # Panics
+    /// As [`KeyValueStoreView::all`], or the key serde fails.
+    #[track_caller]
+    pub fn range<Q, R>(&self, range: R) -> Vec<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| s.range(range).map(Iterator::collect))
+    }
+
+    /// As [`KeyValueStoreView::range`], last key first, Kafka's
+    /// `reverseRange`.
+    ///
+    /// # Panics
+    /// As [`KeyValueStoreView::range`].
+    #[track_caller]
+    pub fn reverse_range<Q, R>(&self, range: R) -> Vec<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| s.reverse_range(range).map(Iterator::collect))
+    }
+
+    /// The entries whose key's bytes start with `prefix`'s, Kafka's
+    /// `prefixScan` (see [`KeyValueStore::prefix_scan`]).
+    ///
+    /// # Panics
+    /// As [`KeyValueStoreView::all`], or a serde fails.
+    #[track_caller]
+    pub fn prefix_scan<P>(&self, prefix: &P, prefix_serde: impl Serde<P>) -> Vec<(K, V)> {
+        self.read(|s| s.prefix_scan(prefix, prefix_serde).map(Iterator::collect))
     }
 
     /// The entries as a map.
@@ -139,7 +184,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
-        self.read(|s| s.approximate_num_entries())
+        self.read(|s| Ok(s.approximate_num_entries()))
     }
 
     /// Puts a value, as a test setting up state would (the changelog gets it).
@@ -154,7 +199,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     ///
     /// # Errors
     /// The changelog serde failed, or the driver is in use.
-    pub fn delete(&self, key: &K) -> Result<Option<V>> {
+    pub fn delete<Q>(&self, key: &Q) -> Result<Option<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.with(|s| s.delete(key))
     }
 }
@@ -169,11 +218,11 @@ pub struct TimestampedKeyValueStoreView<'d, K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<'_, K, V> {
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&TimestampedKeyValueStore<K, V>) -> R) -> R {
+    fn read<R>(&self, f: impl FnOnce(&TimestampedKeyValueStore<K, V>) -> Result<R>) -> R {
         let result = self.driver.with_state(|s| {
-            Ok(f(&*s
+            f(&*s
                 .task()
-                .store::<TimestampedKeyValueStore<K, V>>(&self.name)?))
+                .store::<TimestampedKeyValueStore<K, V>>(&self.name)?)
         });
         match result {
             Ok(r) => r,
@@ -181,22 +230,44 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
         }
     }
 
-    /// The value and its timestamp for `key`.
+    /// The value and its timestamp for `key`, given in any borrowed form
+    /// of the key type.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn get(&self, key: &K) -> Option<ValueAndTimestamp<V>> {
-        self.read(|s| s.get(key).cloned())
+    pub fn get<Q>(&self, key: &Q) -> Option<ValueAndTimestamp<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.get(key))
     }
 
-    /// Every entry, in key order.
+    /// Every entry, in Kafka's key order (by the keys' serialized bytes).
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
     pub fn all(&self) -> Vec<(K, ValueAndTimestamp<V>)> {
-        self.read(|s| s.all().map(|(k, v)| (k.clone(), v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
+    }
+
+    /// The entries whose key is in `range`, in Kafka's key order (see
+    /// [`KeyValueStore::range`]).
+    ///
+    /// # Panics
+    /// As [`TimestampedKeyValueStoreView::all`], or the key serde fails.
+    #[track_caller]
+    pub fn range<Q, R>(&self, range: R) -> Vec<(K, ValueAndTimestamp<V>)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| s.range(range).map(Iterator::collect))
     }
 
     /// The values without timestamps, as a map.
@@ -214,7 +285,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
-        self.read(|s| s.approximate_num_entries())
+        self.read(|s| Ok(s.approximate_num_entries()))
     }
 }
 
@@ -401,10 +472,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     #[track_caller]
     fn read<R>(
         &self,
-        plain: impl FnOnce(&WindowStore<K, V>) -> R,
-        timestamped: impl FnOnce(&TimestampedWindowStore<K, V>) -> R,
+        plain: impl FnOnce(&WindowStore<K, V>) -> Result<R>,
+        timestamped: impl FnOnce(&TimestampedWindowStore<K, V>) -> Result<R>,
     ) -> R {
-        match self.with(|s| Ok(plain(s)), |s| Ok(timestamped(s))) {
+        match self.with(|s| plain(s), |s| timestamped(s)) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -415,15 +486,21 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
         &self.name
     }
 
-    /// The value of `key` in the window starting at `window_start`.
+    /// The value of `key` (in any borrowed form of the key type) in the
+    /// window starting at `window_start`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn get(&self, key: &K, window_start: i64) -> Option<V> {
+    pub fn get<Q>(&self, key: &Q, window_start: i64) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.read(
-            |s| s.get(key, window_start).cloned(),
-            |s| s.get(key, window_start).map(|vt| vt.value.clone()),
+            |s| s.get(key, window_start),
+            |s| Ok(s.get(key, window_start)?.map(|vt| vt.value)),
         )
     }
 
@@ -431,52 +508,76 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// `from..=to`, as Kafka's `fetch(key, from, to)`), by window start.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
     #[track_caller]
-    pub fn fetch<R: RangeBounds<i64> + Clone + 'static>(&self, key: &K, range: R) -> Vec<(i64, V)> {
+    pub fn fetch<Q, R>(&self, key: &Q, range: R) -> Vec<(i64, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<i64> + Clone,
+    {
         let r = range.clone();
         self.read(
-            |s| s.fetch(key, range).map(|(t, v)| (t, v.clone())).collect(),
-            |s| s.fetch(key, r).map(|(t, v)| (t, v.value.clone())).collect(),
+            |s| s.fetch(key, range).map(Iterator::collect),
+            |s| Ok(s.fetch(key, r)?.map(|(t, v)| (t, v.value)).collect()),
         )
     }
 
     /// As [`WindowStoreView::fetch`], latest window first, Kafka's `backwardFetch`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
     #[track_caller]
-    pub fn backward_fetch<R: RangeBounds<i64> + Clone + 'static>(
-        &self,
-        key: &K,
-        range: R,
-    ) -> Vec<(i64, V)> {
+    pub fn backward_fetch<Q, R>(&self, key: &Q, range: R) -> Vec<(i64, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<i64> + Clone,
+    {
         let mut all = self.fetch(key, range);
         all.reverse();
         all
     }
 
-    /// Every key's values in the windows starting in `range`, by window
-    /// start then key, Kafka's `fetchAll(from, to)`.
+    /// The entries of the keys in `keys` in the windows starting in
+    /// `times`, by window start, then key in Kafka's order, Kafka's
+    /// `fetch(keyFrom, keyTo, timeFrom, timeTo)`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
     #[track_caller]
-    pub fn fetch_all<R: RangeBounds<i64> + Clone + 'static>(
-        &self,
-        range: R,
-    ) -> Vec<(Windowed<K>, V)> {
-        let r = range.clone();
+    pub fn fetch_range<Q, R, T>(&self, keys: R, times: T) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q> + Clone,
+        T: RangeBounds<i64> + Clone,
+    {
+        let (k, t) = (keys.clone(), times.clone());
         self.read(
-            |s| s.fetch_all(range).map(|(w, v)| (w, v.clone())).collect(),
-            |s| s.fetch_all(r).map(|(w, v)| (w, v.value.clone())).collect(),
+            |s| s.fetch_range(keys, times).map(Iterator::collect),
+            |s| Ok(s.fetch_range(k, t)?.map(|(w, v)| (w, v.value)).collect()),
         )
     }
 
-    /// Every live entry, by window start then key.
+    /// Every key's values in the windows starting in `range`, by window
+    /// start, then key in Kafka's order, Kafka's `fetchAll(from, to)`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
+    #[track_caller]
+    pub fn fetch_all<R: RangeBounds<i64> + Clone>(&self, range: R) -> Vec<(Windowed<K>, V)> {
+        let r = range.clone();
+        self.read(
+            |s| s.fetch_all(range).map(Iterator::collect),
+            |s| Ok(s.fetch_all(r)?.map(|(w, v)| (w, v.value)).collect()),
+        )
+    }
+
+    /// Every live entry, by window start, then key in Kafka's order.
+    ///
+    /// # Panics
+    /// As [`WindowStoreView::get`].
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, V)> {
         self.fetch_all(..)
@@ -489,8 +590,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(
-            |s| s.approximate_num_entries(),
-            |s| s.approximate_num_entries(),
+            |s| Ok(s.approximate_num_entries()),
+            |s| Ok(s.approximate_num_entries()),
         )
     }
 
@@ -521,12 +622,10 @@ pub struct TimestampedWindowStoreView<'d, K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_, K, V> {
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&TimestampedWindowStore<K, V>) -> R) -> R {
-        let result = self.driver.with_state(|s| {
-            Ok(f(&*s
-                .task()
-                .store::<TimestampedWindowStore<K, V>>(&self.name)?))
-        });
+    fn read<R>(&self, f: impl FnOnce(&TimestampedWindowStore<K, V>) -> Result<R>) -> R {
+        let result = self
+            .driver
+            .with_state(|s| f(&*s.task().store::<TimestampedWindowStore<K, V>>(&self.name)?));
         match result {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
@@ -538,35 +637,45 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_
         &self.name
     }
 
-    /// The value and timestamp of `key` in the window at `window_start`.
+    /// The value and timestamp of `key` (in any borrowed form of the key
+    /// type) in the window at `window_start`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn get(&self, key: &K, window_start: i64) -> Option<ValueAndTimestamp<V>> {
-        self.read(|s| s.get(key, window_start).cloned())
+    pub fn get<Q>(&self, key: &Q, window_start: i64) -> Option<ValueAndTimestamp<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.get(key, window_start))
     }
 
     /// The values of `key` in the windows starting in `range`, by start.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`TimestampedWindowStoreView::get`].
     #[track_caller]
-    pub fn fetch<R: RangeBounds<i64> + 'static>(
+    pub fn fetch<Q>(
         &self,
-        key: &K,
-        range: R,
-    ) -> Vec<(i64, ValueAndTimestamp<V>)> {
-        self.read(|s| s.fetch(key, range).map(|(t, v)| (t, v.clone())).collect())
+        key: &Q,
+        range: impl RangeBounds<i64>,
+    ) -> Vec<(i64, ValueAndTimestamp<V>)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.fetch(key, range).map(Iterator::collect))
     }
 
-    /// Every live entry, by window start then key.
+    /// Every live entry, by window start, then key in Kafka's order.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`TimestampedWindowStoreView::get`].
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, ValueAndTimestamp<V>)> {
-        self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
     }
 }
 
@@ -610,8 +719,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     }
 
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&SessionStore<K, V>) -> R) -> R {
-        match self.with(|s| Ok(f(s))) {
+    fn read<R>(&self, f: impl FnOnce(&SessionStore<K, V>) -> Result<R>) -> R {
+        match self.with(|s| f(s)) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -622,50 +731,78 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
         &self.name
     }
 
-    /// Every live session of `key`, Kafka's `fetch(key)`.
+    /// Every live session of `key` (in any borrowed form of the key
+    /// type), Kafka's `fetch(key)`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn fetch(&self, key: &K) -> Vec<(Windowed<K>, V)> {
-        self.read(|s| s.fetch(key).map(|(w, v)| (w, v.clone())).collect())
+    pub fn fetch<Q>(&self, key: &Q) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.fetch(key).map(Iterator::collect))
+    }
+
+    /// Every live session of the keys in `keys`, by end, then key in
+    /// Kafka's order, Kafka's `fetch(keyFrom, keyTo)`.
+    ///
+    /// # Panics
+    /// As [`SessionStoreView::fetch`].
+    #[track_caller]
+    pub fn fetch_range<Q, R>(&self, keys: R) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| s.fetch_range(keys).map(Iterator::collect))
     }
 
     /// The sessions of `key` that end at or after `earliest_session_end`
     /// and start at or before `latest_session_start`, Kafka's `findSessions`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`SessionStoreView::fetch`].
     #[track_caller]
-    pub fn find_sessions(
+    pub fn find_sessions<Q>(
         &self,
-        key: &K,
+        key: &Q,
         earliest_session_end: i64,
         latest_session_start: i64,
-    ) -> Vec<(Windowed<K>, V)> {
+    ) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.read(|s| {
             s.find_sessions(key, earliest_session_end, latest_session_start)
-                .map(|(w, v)| (w, v.clone()))
-                .collect()
+                .map(Iterator::collect)
         })
     }
 
     /// The value of exactly this session, Kafka's `fetchSession`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`SessionStoreView::fetch`].
     #[track_caller]
-    pub fn fetch_session(&self, key: &K, start: i64, end: i64) -> Option<V> {
-        self.read(|s| s.fetch_session(key, start, end).cloned())
+    pub fn fetch_session<Q>(&self, key: &Q, start: i64, end: i64) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.fetch_session(key, start, end))
     }
 
-    /// Every live session, by end then key.
+    /// Every live session, by end, then key in Kafka's order.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`SessionStoreView::fetch`].
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, V)> {
-        self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
     }
 
     /// How many live sessions there are.
@@ -674,7 +811,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
-        self.read(|s| s.approximate_num_entries())
+        self.read(|s| Ok(s.approximate_num_entries()))
     }
 
     /// Puts a session's value (the changelog gets it).

@@ -324,7 +324,7 @@ where
     let mut s = ctx.timestamped_key_value_store::<K, V>(store)?;
     if let Some(cache) = cache.get::<K, V>() {
         let before = match &new {
-            Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp),
+            Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp)?,
             None => s.delete_unlogged(key),
         };
         drop(s);

@@ -20,7 +20,7 @@
 //! let mut boxed = builder.build(&StreamsConfig::default())?;
 //! let store = boxed.as_any_mut().downcast_mut::<KeyValueStore<String, i64>>().ok_or("type")?;
 //! store.put("a".into(), 1)?;
-//! assert_eq!(store.get(&"a".to_string()), Some(&1));
+//! assert_eq!(store.get("a")?, Some(1));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -31,7 +31,7 @@
 //!         let Some(key) = r.key.clone() else { return Ok(()) };
 //!         let count = {
 //!             let mut store = ctx.key_value_store::<String, i64>("counts")?;
-//!             let count = store.get(&key).copied().unwrap_or(0) + 1;
+//!             let count = store.get(&key)?.unwrap_or(0) + 1;
 //!             store.put(key, count)?;
 //!             count
 //!         };
@@ -50,6 +50,7 @@
 //! ```
 
 mod builder;
+mod key_order;
 mod key_value;
 mod session;
 mod time_ordered_buffer;
@@ -59,7 +60,7 @@ mod window;
 
 pub use builder::{BuiltInStore, BuiltInStoreBuilder};
 pub(crate) use builder::{MakeStore, StoreParts};
-pub use key_value::{KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
+pub use key_value::{KeyValueIterator, KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
 pub use session::{SessionStore, SessionStoreBuilder};
 pub use time_ordered_buffer::TimeOrderedKeyValueBuffer;
 pub(crate) use time_ordered_buffer::{BufferedContext, buffer_full};
