@@ -1103,7 +1103,7 @@ fn the_driver_getter_names_the_kind_of_a_store_asked_for_with_the_wrong_getter()
         .expect_err("must fail");
     assert_eq!(
         err.to_string(),
-        "store `myversionedrocks` is a versioned key-value store of other types than asked for (key-value store); use the getter for a versioned key-value store, with its key and value types"
+        "store `myversionedrocks` is a versioned key-value store<String, String>, not the KeyValueStore<String, String> asked for; read it with `versioned_key_value_store::<String, String>(\"myversionedrocks\")`"
     );
     let err = f
         .driver

@@ -2,21 +2,23 @@
 //! they give their keys (Kafka's: by serialized bytes), their range and
 //! prefix queries.
 
+use std::any::Any;
 use std::fmt::Display;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use streams_core::dsl::Windowed;
+use streams_core::dsl::{Materialized, SessionWindows, TimeWindows, Windowed};
 use streams_core::processor::{Processor, ProcessorContext, Punctuation, PunctuationType};
 use streams_core::serde::{I32Serde, I64Serde, JsonSerde, StringSerde};
-use streams_core::state::{KeyValueIterator, Stores};
-use streams_core::{Record, Result, Topology};
+use streams_core::state::{KeyValueIterator, StateStore, StoreBuilder, Stores, ValueAndTimestamp};
+use streams_core::{Record, Result, StreamsBuilder, StreamsConfig, StreamsError, Topology};
 
-use super::{Recorder, Scenario, ScenarioResult, scenario};
+use super::{Observer, Recorder, Scenario, ScenarioResult, input, scenario};
 
 type S = String;
 
-pub(super) const SCENARIOS: &[Scenario] = &[scenario!(store_key_order)];
+pub(super) const SCENARIOS: &[Scenario] =
+    &[scenario!(store_key_order), scenario!(driver_store_getters)];
 
 /// The oracle's JSON key `{"id":n}`, whose text is what Kafka orders.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -209,4 +211,296 @@ fn store_key_order() -> ScenarioResult {
     driver.try_advance_wall_clock_time(second)?;
     g.output(&driver, "order");
     g.finish(driver)
+}
+
+/// The oracle's `CounterStore`: counts the records it is told about.
+struct Counter {
+    count: u64,
+}
+
+impl StateStore for Counter {
+    fn name(&self) -> &str {
+        "counter"
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// The oracle's `CounterStoreBuilder`, without logging.
+struct CounterBuilder;
+
+impl StoreBuilder for CounterBuilder {
+    fn name(&self) -> &str {
+        "counter"
+    }
+    fn logging_enabled(&self) -> bool {
+        false
+    }
+    fn build(&self, _: &StreamsConfig) -> Result<Box<dyn StateStore>> {
+        Ok(Box::new(Counter { count: 0 }))
+    }
+}
+
+/// The oracle's `CountingProcessor`: tells `counter` about every record
+/// and writes its count to `plain`.
+struct Counting;
+
+impl Processor<S, S, S, S> for Counting {
+    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
+        let count = {
+            let mut counter = ctx.state_store::<Counter>("counter")?;
+            counter.count += 1;
+            counter.count
+        };
+        if let Some(k) = r.key {
+            ctx.key_value_store::<S, i64>("plain")?
+                .put(k, count as i64)?;
+        }
+        Ok(())
+    }
+}
+
+fn timestamped<V: Display>(v: ValueAndTimestamp<V>) -> String {
+    format!("{}@{}", v.value, v.timestamp)
+}
+
+fn entries<K: Display, V: Display>(found: Vec<(K, V)>) -> String {
+    let shown: Vec<String> = found.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("[{}]", shown.join(", "))
+}
+
+/// The oracle's `attempt`: what the getter gave, `null` where Kafka's gives
+/// null (a getter of another kind, an unknown store), Kafka's exception
+/// where it throws.
+fn attempt(obs: &Observer, what: &str, got: std::result::Result<String, StreamsError>) {
+    let shown = match got {
+        Ok(s) => s,
+        Err(StreamsError::WrongStoreType { .. } | StreamsError::UnknownStore { .. }) => {
+            "null".to_owned()
+        }
+        Err(e @ StreamsError::BuiltInStore { .. }) => format!(
+            "IllegalArgumentException: {}",
+            e.kafka_message().unwrap_or_default()
+        ),
+        Err(e) => format!("error: {e}"),
+    };
+    obs.push(format!("{what} -> {shown}"));
+}
+
+fn option<V: Display>(v: Option<V>) -> String {
+    v.map_or_else(|| "null".to_owned(), |v| v.to_string())
+}
+
+fn driver_store_getters() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let obs = g.observer();
+    let b = StreamsBuilder::new();
+    b.stream::<S, S>("in")
+        .group_by_key()
+        .count_with(Materialized::as_("counts"));
+    b.stream::<S, S>("quiet-in").group_by_key().count_with(
+        Materialized::as_("quiet")
+            .with_logging_disabled()
+            .with_caching_disabled(),
+    );
+    b.table_with::<S, S>("names", Materialized::as_("names-store"));
+    b.global_table_with::<S, S>("countries", Materialized::as_("countries-store"));
+    b.stream::<S, S>("clicks")
+        .group_by_key()
+        .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_millis(
+            10,
+        ))?)
+        .count_with(Materialized::as_("windowed"));
+    b.stream::<S, S>("visits")
+        .group_by_key()
+        .windowed_by(SessionWindows::of_inactivity_gap_with_no_grace(
+            Duration::from_millis(10),
+        )?)
+        .count_with(Materialized::as_("sessions"));
+    let mut t = b.build()?;
+    t.add_source::<S, S>("Events", "events")?
+        .add_processor("Counting", || Counting, &["Events"])?
+        .add_state_store(CounterBuilder, &["Counting"])?
+        .add_state_store(
+            Stores::key_value_store_builder("plain", StringSerde, I64Serde),
+            &["Counting"],
+        )?;
+    let d = g.start(t)?;
+    input(&d, "in").pipe_key_value_at("a", "x", 5);
+    input(&d, "in").pipe_key_value_at("a", "y", 7);
+    input(&d, "names").pipe_key_value_at("n", "Ann", 3);
+    input(&d, "countries").pipe_key_value_at("fr", "France", 4);
+    input(&d, "clicks").pipe_key_value_at("a", "x", 12);
+    input(&d, "visits").pipe_key_value_at("a", "x", 20);
+    input(&d, "events").pipe_key_value_at("e", "x", 1);
+    input(&d, "events").pipe_key_value_at("f", "x", 2);
+
+    let a = &obs;
+    attempt(
+        a,
+        "getKeyValueStore(counts).get(a)",
+        d.key_value_store::<S, i64>("counts")
+            .map(|s| option(s.get("a"))),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(counts).all()",
+        d.key_value_store::<S, i64>("counts")
+            .map(|s| entries(s.all())),
+    );
+    attempt(
+        a,
+        "getTimestampedKeyValueStore(counts).get(a)",
+        d.timestamped_key_value_store::<S, i64>("counts")
+            .map(|s| option(s.get("a").map(timestamped))),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(names-store).get(n)",
+        d.key_value_store::<S, S>("names-store")
+            .map(|s| option(s.get("n"))),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(countries-store).get(fr)",
+        d.key_value_store::<S, S>("countries-store")
+            .map(|s| option(s.get("fr"))),
+    );
+    attempt(
+        a,
+        "getTimestampedKeyValueStore(countries-store).get(fr)",
+        d.timestamped_key_value_store::<S, S>("countries-store")
+            .map(|s| option(s.get("fr").map(timestamped))),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(plain).all()",
+        d.key_value_store::<S, i64>("plain")
+            .map(|s| entries(s.all())),
+    );
+    attempt(
+        a,
+        "getTimestampedKeyValueStore(plain)",
+        d.timestamped_key_value_store::<S, i64>("plain")
+            .map(|s| format!("store {}", s.name())),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(windowed)",
+        d.key_value_store::<S, i64>("windowed")
+            .map(|s| format!("store {}", s.name())),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(sessions)",
+        d.key_value_store::<S, i64>("sessions")
+            .map(|s| format!("store {}", s.name())),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(counter)",
+        d.key_value_store::<S, i64>("counter")
+            .map(|s| format!("store {}", s.name())),
+    );
+    attempt(
+        a,
+        "getWindowStore(windowed).fetch(a,10)",
+        d.window_store::<S, i64>("windowed")
+            .map(|s| option(s.get("a", 10))),
+    );
+    attempt(
+        a,
+        "getTimestampedWindowStore(windowed).fetch(a,10)",
+        d.timestamped_window_store::<S, i64>("windowed")
+            .map(|s| option(s.get("a", 10).map(timestamped))),
+    );
+    attempt(
+        a,
+        "getWindowStore(counts)",
+        d.window_store::<S, i64>("counts")
+            .map(|s| format!("store {}", s.name())),
+    );
+    attempt(
+        a,
+        "getSessionStore(sessions).fetch(a)",
+        d.session_store::<S, i64>("sessions")
+            .map(|s| entries(s.fetch("a"))),
+    );
+    attempt(
+        a,
+        "getSessionStore(windowed)",
+        d.session_store::<S, i64>("windowed")
+            .map(|s| format!("store {}", s.name())),
+    );
+    attempt(
+        a,
+        "getVersionedKeyValueStore(counts)",
+        d.versioned_key_value_store::<S, i64>("counts")
+            .map(|s| format!("store {}", s.name())),
+    );
+    for store in [
+        "counts",
+        "names-store",
+        "countries-store",
+        "plain",
+        "windowed",
+        "sessions",
+        "counter",
+        "missing",
+    ] {
+        attempt(
+            a,
+            &format!("getStateStore({store})"),
+            d.state_store(store).map(|s| format!("store {}", s.name())),
+        );
+    }
+    attempt(
+        a,
+        "counter.count",
+        d.state_store("counter")
+            .and_then(|s| s.with(|c: &mut Counter| c.count.to_string())),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(quiet).put(z,5)",
+        d.key_value_store::<S, i64>("quiet")
+            .and_then(|s| s.put("z".to_owned(), 5))
+            .map(|_| "done".to_owned()),
+    );
+    attempt(
+        a,
+        "getTimestampedKeyValueStore(quiet).get(z)",
+        d.timestamped_key_value_store::<S, i64>("quiet")
+            .map(|s| option(s.get("z").map(timestamped))),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(quiet).delete(z)",
+        d.key_value_store::<S, i64>("quiet")
+            .and_then(|s| s.delete("z"))
+            .map(option),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(plain).put(q,5)",
+        d.key_value_store::<S, i64>("plain")
+            .and_then(|s| s.put("q".to_owned(), 5))
+            .map(|_| "done".to_owned()),
+    );
+    attempt(
+        a,
+        "getKeyValueStore(plain).delete(e)",
+        d.key_value_store::<S, i64>("plain")
+            .and_then(|s| s.delete("e"))
+            .map(option),
+    );
+    // The driver hands on what the stores wrote when it next processes a record.
+    input(&d, "names").pipe_key_value_at("m", "Max", 30);
+    g.output_as(&d, "compat-counts-changelog", StringSerde, I64Serde);
+    g.output_as(&d, "compat-plain-changelog", StringSerde, I64Serde);
+    g.finish(d)
 }

@@ -323,7 +323,11 @@ impl StreamTask {
             global_nodes.push((source, processor, def.store.clone()));
         }
         let collector = Rc::new(RefCell::new(RecordCollector::default()));
-        let record_timestamp = Rc::new(Cell::new(-1));
+        // Kafka's record context: the last record's (or punctuation's)
+        // timestamp, which changelog records written outside processing
+        // (a test writing a store) carry; 0 before the first, as Kafka's
+        // driver sets it.
+        let record_timestamp = Rc::new(Cell::new(0));
         let store_context = StoreContext::new(collector.clone(), record_timestamp.clone(), app);
         let mut stores = Vec::new();
         for def in topology.store_builders() {
@@ -548,6 +552,9 @@ impl StreamTask {
             },
         };
         self.state.enter_record(shared, topic, offset);
+        // The record's timestamp stays the task's after it is processed,
+        // as Kafka's record context does.
+        self.state.record_timestamp.set(record.timestamp);
         self.state.process_source(source, record)
     }
 
@@ -698,8 +705,19 @@ impl StreamTask {
     /// [`StreamsError::UnknownStore`] naming the stores that exist, or
     /// [`StreamsError::WrongStoreType`] naming the store's kind.
     pub fn store<S: StateStore>(&self, name: &str) -> Result<RefMut<'_, S>> {
-        self.state
-            .store(None, name, || std::any::type_name::<S>().to_owned())
+        self.state.store(None, name, || {
+            crate::error::short_type_name(std::any::type_name::<S>())
+        })
+    }
+
+    /// The store `name`, whatever its type (to downcast with
+    /// [`StateStore::as_any_mut`]).
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStore`] naming the stores that exist, or the
+    /// store is borrowed already.
+    pub fn store_dyn(&self, name: &str) -> Result<RefMut<'_, dyn StateStore>> {
+        self.state.store_dyn(None, name)
     }
 
     /// Replays changelog records into the store `name` before processing

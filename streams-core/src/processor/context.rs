@@ -326,6 +326,17 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
             .typed::<_, KS, VS>("session store", name)
     }
 
+    /// The store `name` whatever its type, Kafka's untyped
+    /// `getStateStore`: its name and kind, and
+    /// [`as_any_mut`](StateStore::as_any_mut) to downcast it yourself
+    /// ([`state_store`](ProcessorContext::state_store) downcasts for you).
+    ///
+    /// # Errors
+    /// No such store, or not connected to this processor.
+    pub fn state_store_dyn(&self, name: &str) -> Result<RefMut<'a, dyn StateStore>> {
+        self.task.store_dyn(Some(self.node), name)
+    }
+
     /// The store `name` as type `S`, for stores of any kind, your own too.
     ///
     /// # Errors
@@ -427,18 +438,14 @@ impl<'a> StoreLookup<'a> {
         name: &str,
     ) -> Result<RefMut<'a, S>> {
         self.task.store(Some(self.node), name, || {
-            format!(
-                "{kind}<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
+            format!("{kind}<{}>", crate::state::key_value_types::<KS, VS>())
         })
     }
 
     /// The store `name` as type `S`, for stores of any kind.
     pub(crate) fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
         self.task.store(Some(self.node), name, || {
-            std::any::type_name::<S>().to_owned()
+            crate::error::short_type_name(std::any::type_name::<S>())
         })
     }
 

@@ -514,6 +514,31 @@ impl TaskState {
         self.store_names.iter().map(|s| s.to_string()).collect()
     }
 
+    /// The store `name` whatever its type, for processor `node` (which
+    /// must be connected to it) or for the driver (`node` = `None`).
+    pub(crate) fn store_dyn(
+        &self,
+        node: Option<usize>,
+        name: &str,
+    ) -> Result<RefMut<'_, dyn StateStore>> {
+        let index = self.store_index(name)?;
+        if let Some(node) = node
+            && index < self.global_stores_from
+            && !self.node_stores[node].contains(&index)
+        {
+            return Err(StreamsError::StoreNotConnected {
+                node: self.meta[node].name.clone(),
+                store: name.to_owned(),
+            });
+        }
+        let guard = self.stores[index].try_borrow_mut().map_err(|_| {
+            StreamsError::StoreAlreadyBorrowed {
+                store: name.to_owned(),
+            }
+        })?;
+        Ok(RefMut::map(guard, |s| &mut **s))
+    }
+
     /// The store `name` as type `S`, for processor `node` (which must be
     /// connected to it) or for the driver (`node` = `None`).
     pub(crate) fn store<S: StateStore>(
@@ -542,6 +567,7 @@ impl TaskState {
                 store: name.to_owned(),
                 expected: expected(),
                 actual: guard.kind(),
+                actual_types: guard.store_types(),
             }
         })
     }

@@ -458,6 +458,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
 
     fn put(&mut self, key: K, value: S) -> Result<Option<S>> {
         let (v, ts) = (self.to_log)(&value);
+        self.changelog.check_timestamp(ts)?;
         let encoded = self.changelog.encode_raw(&key, &[], Some(v))?;
         let order = &self.order;
         let logged_key = encoded.as_ref().map(|(k, _)| k);
@@ -776,6 +777,9 @@ macro_rules! kv_store_common {
             }
             fn kind(&self) -> StoreKind {
                 $kind
+            }
+            fn store_types(&self) -> String {
+                super::key_value_types::<K, V>()
             }
             fn init(&mut self, context: &StoreContext) -> Result<()> {
                 self.core.init(context);

@@ -150,6 +150,15 @@ impl StoreContext {
     }
 }
 
+/// A store's key and value types, as errors name them: `String, i64`.
+pub(crate) fn key_value_types<K, V>() -> String {
+    format!(
+        "{}, {}",
+        crate::error::short_type_name(std::any::type_name::<K>()),
+        crate::error::short_type_name(std::any::type_name::<V>())
+    )
+}
+
 /// The changelog topic of `store` for `application_id`.
 pub fn changelog_topic(application_id: &str, store: &str) -> String {
     format!("{application_id}-{store}-changelog")
@@ -183,6 +192,13 @@ pub trait StateStore: Any {
     /// stores all the same.
     fn close(&mut self) -> Result<()> {
         Ok(())
+    }
+
+    /// What errors call the store's types: a built-in store's key and
+    /// value types (`String, i64`), another store's own type (`Counter`),
+    /// without their paths.
+    fn store_types(&self) -> String {
+        crate::error::short_type_name(std::any::type_name::<Self>())
     }
 
     /// The store, to be downcast to its type.
@@ -261,6 +277,23 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
         if self.enabled {
             self.sink = Some((Arc::from(context.changelog_topic(store)), context.clone()));
         }
+    }
+
+    /// Refuses a changelog record at a negative timestamp (`timestamp`, or
+    /// the current record's), as Kafka's producer does, before the store
+    /// changes.
+    pub(crate) fn check_timestamp(&self, timestamp: Option<i64>) -> Result<()> {
+        let Some((topic, ctx)) = &self.sink else {
+            return Ok(());
+        };
+        let timestamp = timestamp.unwrap_or_else(|| ctx.timestamp());
+        if timestamp < 0 {
+            return Err(StreamsError::NegativeChangelogTimestamp {
+                topic: topic.to_string(),
+                timestamp,
+            });
+        }
+        Ok(())
     }
 
     pub(crate) fn key_bytes(&self, topic: &str, key: &K) -> Result<Vec<u8>> {

@@ -517,6 +517,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for SessionStore<K
     fn kind(&self) -> StoreKind {
         StoreKind::Session
     }
+    fn store_types(&self) -> String {
+        super::key_value_types::<K, V>()
+    }
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let name = self.name.clone();
         self.changelog.init(&name, context);

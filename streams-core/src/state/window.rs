@@ -230,6 +230,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             logged.map(|(v, _)| v),
         )?;
         let timestamp = logged.and_then(|(_, ts)| ts);
+        self.changelog.check_timestamp(timestamp)?;
         let seqnum = self.next_seqnum();
         self.apply(key, value, window_start, seqnum);
         self.changelog.log_raw(encoded, timestamp);
@@ -381,7 +382,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
 }
 
 macro_rules! window_store_common {
-    ($store:ident, $stored:ty) => {
+    ($store:ident, $stored:ty, $kind:expr) => {
         impl<K: Ord + Clone + 'static, V: Clone + 'static> $store<K, V> {
             /// The store's name.
             pub fn name(&self) -> &str {
@@ -615,7 +616,10 @@ macro_rules! window_store_common {
                 &self.core.name
             }
             fn kind(&self) -> StoreKind {
-                StoreKind::Window
+                $kind
+            }
+            fn store_types(&self) -> String {
+                super::key_value_types::<K, V>()
             }
             fn init(&mut self, context: &StoreContext) -> Result<()> {
                 let name = self.core.name.clone();
@@ -730,7 +734,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStore<K, V> {
     }
 }
 
-window_store_common!(WindowStore, V);
+window_store_common!(WindowStore, V, StoreKind::Window);
 
 /// An in-memory window store whose values keep the timestamp of the
 /// record that wrote them, Kafka's `TimestampedWindowStore`: the store of
@@ -811,7 +815,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
     }
 }
 
-window_store_common!(TimestampedWindowStore, ValueAndTimestamp<V>);
+window_store_common!(
+    TimestampedWindowStore,
+    ValueAndTimestamp<V>,
+    StoreKind::TimestampedWindow
+);
 
 /// Checks window store settings as Kafka's `Stores.inMemoryWindowStore`.
 pub(crate) fn window_params(

@@ -7,18 +7,27 @@ import java.util.function.Function;
 
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.SessionWindows;
+import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.internals.SessionWindow;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.SessionStore;
+import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
@@ -139,5 +148,218 @@ final class StoreScenarios {
         in.pipeInput(-4294967297L, "a\u00e9", 16L);
         g.driver().advanceWallClockTime(Duration.ofMillis(1000));
         g.output("order");
+    }
+
+    /** A store of the test's own: counts the records it is told about. */
+    static final class CounterStore implements StateStore {
+        private final String name;
+        private boolean open;
+        long count;
+
+        CounterStore(final String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public void init(final StateStoreContext context, final StateStore root) {
+            context.register(root, (key, value) -> { });
+            open = true;
+        }
+
+        @Override
+        public void close() {
+            open = false;
+        }
+
+        @Override
+        public boolean persistent() {
+            return false;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+    }
+
+    /** Builds {@link CounterStore}s without logging. */
+    static final class CounterStoreBuilder implements StoreBuilder<CounterStore> {
+        private final String name;
+
+        CounterStoreBuilder(final String name) {
+            this.name = name;
+        }
+
+        @Override
+        public StoreBuilder<CounterStore> withCachingEnabled() {
+            return this;
+        }
+
+        @Override
+        public StoreBuilder<CounterStore> withCachingDisabled() {
+            return this;
+        }
+
+        @Override
+        public StoreBuilder<CounterStore> withLoggingEnabled(final java.util.Map<String, String> config) {
+            return this;
+        }
+
+        @Override
+        public StoreBuilder<CounterStore> withLoggingDisabled() {
+            return this;
+        }
+
+        @Override
+        public CounterStore build() {
+            return new CounterStore(name);
+        }
+
+        @Override
+        public java.util.Map<String, String> logConfig() {
+            return java.util.Map.of();
+        }
+
+        @Override
+        public boolean loggingEnabled() {
+            return false;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+    }
+
+    /** Tells the store "counter" about every record, and writes it to "plain". */
+    static final class CountingProcessor implements Processor<String, String, String, String> {
+        private CounterStore counter;
+        private KeyValueStore<String, Long> plain;
+
+        @Override
+        public void init(final ProcessorContext<String, String> context) {
+            counter = context.getStateStore("counter");
+            plain = context.getStateStore("plain");
+        }
+
+        @Override
+        public void process(final Record<String, String> r) {
+            counter.count++;
+            plain.put(r.key(), counter.count);
+        }
+    }
+
+    private static String show(final Object o) {
+        if (o == null) {
+            return "null";
+        }
+        if (o instanceof ValueAndTimestamp) {
+            final ValueAndTimestamp<?> vt = (ValueAndTimestamp<?>) o;
+            return vt.value() + "@" + vt.timestamp();
+        }
+        if (o instanceof StateStore) {
+            return "store " + ((StateStore) o).name();
+        }
+        return String.valueOf(o);
+    }
+
+    private static <K, V> String entries(final KeyValueIterator<K, V> it) {
+        final List<String> out = new ArrayList<>();
+        try (it) {
+            while (it.hasNext()) {
+                final KeyValue<K, V> kv = it.next();
+                out.add(show(kv.key) + "=" + show(kv.value));
+            }
+        }
+        return "[" + String.join(", ", out) + "]";
+    }
+
+    private static void attempt(final Golden g, final String what, final java.util.function.Supplier<Object> get) {
+        try {
+            g.observe(what + " -> " + show(get.get()));
+        } catch (final RuntimeException e) {
+            g.observe(what + " -> " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Which of the driver's store getters reads which kind of store, as Kafka's
+     * TopologyTestDriver has them: getKeyValueStore gives a timestamped store's values only (a
+     * count's, a table's, a global table's), getWindowStore a timestamped window store's,
+     * a getter of another kind gives null, getStateStore refuses every built-in store with a
+     * message naming its getter and gives a store of the test's own; writing through the
+     * value-only view of a timestamped store without a changelog stores the value with
+     * timestamp -1; a plain store's changelog gets the test's writes at the last record's time.
+     */
+    @Scenario
+    static void driver_store_getters(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.stream("in").groupByKey().count(Materialized.as("counts"));
+        b.stream("quiet-in").groupByKey().count(Materialized.<Object, Long, KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as("quiet")
+            .withLoggingDisabled().withCachingDisabled());
+        b.table("names", Materialized.as("names-store"));
+        b.globalTable("countries", Materialized.as("countries-store"));
+        b.stream("clicks").groupByKey()
+            .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofMillis(10)))
+            .count(Materialized.as("windowed"));
+        b.stream("visits").groupByKey()
+            .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(Duration.ofMillis(10)))
+            .count(Materialized.as("sessions"));
+        final Topology t = b.build();
+        t.addSource("Events", "events");
+        t.addProcessor("Counting", CountingProcessor::new, "Events");
+        t.addStateStore(new CounterStoreBuilder("counter"), "Counting");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("plain"), Serdes.String(), Serdes.Long()), "Counting");
+        final TopologyTestDriver d = g.start(t);
+        g.input("in").pipeInput("a", "x", 5L);
+        g.input("in").pipeInput("a", "y", 7L);
+        g.input("names").pipeInput("n", "Ann", 3L);
+        g.input("countries").pipeInput("fr", "France", 4L);
+        g.input("clicks").pipeInput("a", "x", 12L);
+        g.input("visits").pipeInput("a", "x", 20L);
+        g.input("events").pipeInput("e", "x", 1L);
+        g.input("events").pipeInput("f", "x", 2L);
+
+        attempt(g, "getKeyValueStore(counts).get(a)", () -> d.<String, Long>getKeyValueStore("counts").get("a"));
+        attempt(g, "getKeyValueStore(counts).all()", () -> entries(d.<String, Long>getKeyValueStore("counts").all()));
+        attempt(g, "getTimestampedKeyValueStore(counts).get(a)", () -> d.<String, Long>getTimestampedKeyValueStore("counts").get("a"));
+        attempt(g, "getKeyValueStore(names-store).get(n)", () -> d.<String, String>getKeyValueStore("names-store").get("n"));
+        attempt(g, "getKeyValueStore(countries-store).get(fr)", () -> d.<String, String>getKeyValueStore("countries-store").get("fr"));
+        attempt(g, "getTimestampedKeyValueStore(countries-store).get(fr)", () -> d.<String, String>getTimestampedKeyValueStore("countries-store").get("fr"));
+        attempt(g, "getKeyValueStore(plain).all()", () -> entries(d.<String, Long>getKeyValueStore("plain").all()));
+        attempt(g, "getTimestampedKeyValueStore(plain)", () -> d.getTimestampedKeyValueStore("plain"));
+        attempt(g, "getKeyValueStore(windowed)", () -> d.getKeyValueStore("windowed"));
+        attempt(g, "getKeyValueStore(sessions)", () -> d.getKeyValueStore("sessions"));
+        attempt(g, "getKeyValueStore(counter)", () -> d.getKeyValueStore("counter"));
+        attempt(g, "getWindowStore(windowed).fetch(a,10)", () -> d.<String, Long>getWindowStore("windowed").fetch("a", 10L));
+        attempt(g, "getTimestampedWindowStore(windowed).fetch(a,10)", () -> d.<String, Long>getTimestampedWindowStore("windowed").fetch("a", 10L));
+        attempt(g, "getWindowStore(counts)", () -> d.getWindowStore("counts"));
+        attempt(g, "getSessionStore(sessions).fetch(a)", () -> entries(d.<String, Long>getSessionStore("sessions").fetch("a")));
+        attempt(g, "getSessionStore(windowed)", () -> d.getSessionStore("windowed"));
+        attempt(g, "getVersionedKeyValueStore(counts)", () -> d.getVersionedKeyValueStore("counts"));
+        for (final String store : List.of("counts", "names-store", "countries-store", "plain", "windowed", "sessions", "counter", "missing")) {
+            attempt(g, "getStateStore(" + store + ")", () -> d.getStateStore(store));
+        }
+        attempt(g, "counter.count", () -> ((CounterStore) d.getStateStore("counter")).count);
+        attempt(g, "getKeyValueStore(quiet).put(z,5)", () -> {
+            d.<String, Long>getKeyValueStore("quiet").put("z", 5L);
+            return "done";
+        });
+        attempt(g, "getTimestampedKeyValueStore(quiet).get(z)", () -> d.<String, Long>getTimestampedKeyValueStore("quiet").get("z"));
+        attempt(g, "getKeyValueStore(quiet).delete(z)", () -> d.<String, Long>getKeyValueStore("quiet").delete("z"));
+        attempt(g, "getKeyValueStore(plain).put(q,5)", () -> {
+            d.<String, Long>getKeyValueStore("plain").put("q", 5L);
+            return "done";
+        });
+        attempt(g, "getKeyValueStore(plain).delete(e)", () -> d.<String, Long>getKeyValueStore("plain").delete("e"));
+        // The driver hands on what the stores wrote when it next processes a record.
+        g.input("names").pipeInput("m", "Max", 30L);
+        g.output("compat-counts-changelog", Kind.STRING, Kind.LONG);
+        g.output("compat-plain-changelog", Kind.STRING, Kind.LONG);
     }
 }
