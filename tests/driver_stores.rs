@@ -524,3 +524,131 @@ fn writes_through_a_value_only_view_get_timestamp_minus_one() -> Result<()> {
     );
     Ok(())
 }
+
+// Kafka's shouldAllowPrePopulatingStatesStoresWithCachingEnabled: a test
+// fills a cached Processor API store before the first record; the write
+// waits in the cache and reaches the changelog at the commit after the
+// next record, at the timestamp of the record context of the write (0
+// before any record).
+#[test]
+fn should_allow_pre_populating_state_stores_with_caching_enabled() -> Result<()> {
+    let mut t = Topology::new();
+    t.add_source_with_serdes::<String, i64>(
+        "sourceProcessor",
+        "input-topic",
+        StringSerde,
+        I64Serde,
+    )?
+    .add_processor("aggregator", || CustomMaxAggregator, &["sourceProcessor"])?
+    .add_state_store(
+        Stores::key_value_store_builder("aggStore", StringSerde, I64Serde).with_caching_enabled(),
+        &["aggregator"],
+    )?;
+    let driver = TopologyTestDriver::with_config(t, StreamsConfig::new("app"))?;
+    let store = driver.key_value_store::<String, i64>("aggStore")?;
+    store.put("a".to_owned(), 21)?;
+    assert_eq!(store.get("a"), Some(21));
+    driver
+        .create_input_topic("input-topic", StringSerde, I64Serde)
+        .pipe_key_value_at("a", 42, 9999);
+    driver
+        .create_input_topic("input-topic", StringSerde, I64Serde)
+        .pipe_key_value_at("b", 1, 10_000);
+    let changelog = driver
+        .create_output_topic("app-aggStore-changelog", StringSerde, I64Serde)
+        .read_records_to_list()
+        .into_iter()
+        .map(|r| (r.key.unwrap_or_default(), r.value, r.timestamp))
+        .collect::<Vec<_>>();
+    // The test's put (timestamp 0) and the record's put of the same key
+    // were cached together: one record, the latest value.
+    assert_eq!(
+        changelog,
+        [
+            ("a".to_owned(), Some(42), Some(9999)),
+            ("b".to_owned(), Some(1), Some(10_000))
+        ]
+    );
+    Ok(())
+}
+
+// `statestore.cache.max.bytes = 0` turns a Processor API store's cache off,
+// as Kafka's: every write reaches the changelog at once.
+#[test]
+fn a_cache_size_of_zero_turns_the_store_cache_off() -> Result<()> {
+    let mut t = Topology::new();
+    t.add_source_with_serdes::<String, i64>(
+        "sourceProcessor",
+        "input-topic",
+        StringSerde,
+        I64Serde,
+    )?
+    .add_processor("aggregator", || CustomMaxAggregator, &["sourceProcessor"])?
+    .add_state_store(
+        Stores::key_value_store_builder("aggStore", StringSerde, I64Serde).with_caching_enabled(),
+        &["aggregator"],
+    )?;
+    let config = StreamsConfig::new("app").with_property("statestore.cache.max.bytes", "0");
+    let driver = TopologyTestDriver::with_config(t, config)?;
+    let input = driver.create_input_topic("input-topic", StringSerde, I64Serde);
+    input.pipe_key_value_at("a", 1, 1);
+    input.pipe_key_value_at("a", 2, 2);
+    let changelog = driver.create_output_topic("app-aggStore-changelog", StringSerde, I64Serde);
+    assert_eq!(changelog.read_values_to_list(), [Some(1), Some(2)]);
+    Ok(())
+}
+
+/// Puts each record's value in the window store `windows` twice (window
+/// start 0): the value, then the value plus one.
+struct WindowPut;
+
+impl Processor<String, i64, (), ()> for WindowPut {
+    fn process(
+        &mut self,
+        ctx: &mut ProcessorContext<'_, (), ()>,
+        r: Record<String, i64>,
+    ) -> Result<()> {
+        if let (Some(k), Some(v)) = (r.key, r.value) {
+            let mut windows = ctx.window_store::<String, i64>("windows")?;
+            windows.put(k.clone(), v, 0)?;
+            windows.put(k, v + 1, 0)?;
+        }
+        Ok(())
+    }
+}
+
+// A window store that keeps duplicates has no cache, as Kafka's
+// `WindowStoreBuilder` disables it ("Disabling caching for .. since store
+// was configured to retain duplicates"): each put is logged; one without
+// duplicates logs the latest value once per commit.
+#[test]
+fn a_window_store_keeping_duplicates_has_no_cache() -> Result<()> {
+    for (dups, expected) in [(true, vec![Some(1), Some(2)]), (false, vec![Some(2)])] {
+        let mut t = Topology::new();
+        t.add_source_with_serdes::<String, i64>("source", "in", StringSerde, I64Serde)?
+            .add_processor("put", || WindowPut, &["source"])?
+            .add_state_store(
+                Stores::window_store_builder(
+                    "windows",
+                    Duration::from_secs(1),
+                    Duration::from_millis(10),
+                    dups,
+                    StringSerde,
+                    I64Serde,
+                )
+                .with_caching_enabled(),
+                &["put"],
+            )?;
+        let driver = TopologyTestDriver::with_config(t, StreamsConfig::new("app"))?;
+        driver
+            .create_input_topic("in", StringSerde, I64Serde)
+            .pipe_key_value_at("a", 1, 2);
+        let changelog = driver.create_output_topic("app-windows-changelog", BytesSerde, I64Serde);
+        assert_eq!(
+            changelog.read_values_to_list(),
+            expected,
+            "duplicates: {dups}"
+        );
+    }
+    Ok(())
+}

@@ -492,6 +492,17 @@ impl StreamsConfig {
     pub fn properties(&self) -> &BTreeMap<String, String> {
         &self.properties
     }
+
+    /// Whether the config leaves Kafka's record cache on: it is off when
+    /// the cache size is 0 (`statestore.cache.max.bytes`, or else the
+    /// older `cache.max.bytes.buffering`); Kafka's default is 10 MB.
+    pub(crate) fn record_cache_enabled(&self) -> bool {
+        let size = self
+            .properties
+            .get("statestore.cache.max.bytes")
+            .or_else(|| self.properties.get("cache.max.bytes.buffering"));
+        !matches!(size.map(|s| s.trim().parse::<i64>()), Some(Ok(0)))
+    }
 }
 
 /// Resolves the serde of a source or sink: the one given, else the

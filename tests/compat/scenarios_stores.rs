@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use streams_core::dsl::{Materialized, SessionWindows, TimeWindows, Windowed};
 use streams_core::processor::{Processor, ProcessorContext, Punctuation, PunctuationType};
-use streams_core::serde::{I32Serde, I64Serde, JsonSerde, StringSerde};
+use streams_core::serde::{BytesSerde, I32Serde, I64Serde, JsonSerde, StringSerde};
 use streams_core::state::{KeyValueIterator, StateStore, StoreBuilder, Stores, ValueAndTimestamp};
 use streams_core::{Record, Result, StreamsBuilder, StreamsConfig, StreamsError, Topology};
 
@@ -17,8 +17,11 @@ use super::{Observer, Recorder, Scenario, ScenarioResult, input, scenario};
 
 type S = String;
 
-pub(super) const SCENARIOS: &[Scenario] =
-    &[scenario!(store_key_order), scenario!(driver_store_getters)];
+pub(super) const SCENARIOS: &[Scenario] = &[
+    scenario!(store_key_order),
+    scenario!(driver_store_getters),
+    scenario!(papi_store_caching),
+];
 
 /// The oracle's JSON key `{"id":n}`, whose text is what Kafka orders.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -503,4 +506,120 @@ fn driver_store_getters() -> ScenarioResult {
     g.output_as(&d, "compat-counts-changelog", StringSerde, I64Serde);
     g.output_as(&d, "compat-plain-changelog", StringSerde, I64Serde);
     g.finish(d)
+}
+
+/// The oracle's `CachedWordsProcessor`: counts words (deletes the words
+/// written `-word`) in five stores, four of them cached, and forwards what
+/// the stores give back right after each write.
+struct CachedWords;
+
+impl Processor<S, S, S, S> for CachedWords {
+    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<S, S>) -> Result<()> {
+        let ts = r.timestamp;
+        let start = ts / 10 * 10;
+        let session = |k: &str| Windowed::new(k.to_owned(), streams_core::dsl::Window::new(ts, ts));
+        for word in r.value.clone().unwrap_or_default().split(' ') {
+            let shown = if let Some(key) = word.strip_prefix('-') {
+                let old = ctx.key_value_store::<S, i64>("counts")?.delete(key)?;
+                ctx.key_value_store::<S, i64>("uncached")?.delete(key)?;
+                ctx.timestamped_key_value_store::<S, i64>("ts-counts")?
+                    .delete(key)?;
+                ctx.window_store::<S, i64>("windows")?.delete(key, start)?;
+                ctx.session_store::<S, i64>("sessions")?
+                    .remove(&session(key))?;
+                let now = ctx.key_value_store::<S, i64>("counts")?.get(key)?;
+                (
+                    key.to_owned(),
+                    format!("deleted {}, now {}", option(old), option(now)),
+                )
+            } else {
+                let count = ctx
+                    .key_value_store::<S, i64>("counts")?
+                    .get(word)?
+                    .unwrap_or(0)
+                    + 1;
+                ctx.key_value_store::<S, i64>("counts")?
+                    .put(word.to_owned(), count)?;
+                ctx.key_value_store::<S, i64>("uncached")?
+                    .put(word.to_owned(), count)?;
+                ctx.timestamped_key_value_store::<S, i64>("ts-counts")?
+                    .put(word.to_owned(), count, ts)?;
+                ctx.window_store::<S, i64>("windows")?
+                    .put(word.to_owned(), count, start)?;
+                ctx.session_store::<S, i64>("sessions")?
+                    .put(session(word), count)?;
+                let shown = format!(
+                    "{} {} {} {}",
+                    option(ctx.key_value_store::<S, i64>("counts")?.get(word)?),
+                    ctx.timestamped_key_value_store::<S, i64>("ts-counts")?
+                        .get(word)?
+                        .map_or(-1, |v| v.timestamp),
+                    option(ctx.window_store::<S, i64>("windows")?.get(word, start)?),
+                    option(
+                        ctx.session_store::<S, i64>("sessions")?
+                            .fetch_session(word, ts, ts)?
+                    ),
+                );
+                (word.to_owned(), shown)
+            };
+            ctx.forward(Record {
+                key: Some(shown.0),
+                value: Some(shown.1),
+                timestamp: ts,
+                headers: r.headers.clone(),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+fn papi_store_caching() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let second = Duration::from_millis(1000);
+    let mut t = Topology::new();
+    t.add_source::<S, S>("Source", "in")?
+        .add_processor("Words", || CachedWords, &["Source"])?
+        .add_state_store(
+            Stores::key_value_store_builder("counts", StringSerde, I64Serde).with_caching_enabled(),
+            &["Words"],
+        )?
+        .add_state_store(
+            Stores::key_value_store_builder("uncached", StringSerde, I64Serde),
+            &["Words"],
+        )?
+        .add_state_store(
+            Stores::timestamped_key_value_store_builder("ts-counts", StringSerde, I64Serde)
+                .with_caching_enabled(),
+            &["Words"],
+        )?
+        .add_state_store(
+            Stores::window_store_builder(
+                "windows",
+                second,
+                Duration::from_millis(10),
+                false,
+                StringSerde,
+                I64Serde,
+            )
+            .with_caching_enabled(),
+            &["Words"],
+        )?
+        .add_state_store(
+            Stores::session_store_builder("sessions", second, StringSerde, I64Serde)
+                .with_caching_enabled(),
+            &["Words"],
+        )?
+        .add_sink::<S, S>("Sink", "out", &["Words"])?;
+    let driver = g.start(t)?;
+    let i = input(&driver, "in");
+    i.pipe_key_value_at("k", "a b a", 1);
+    i.pipe_key_value_at("k", "b c", 12);
+    i.pipe_key_value_at("k", "-a -never c", 13);
+    g.output(&driver, "out");
+    g.output_as(&driver, "compat-counts-changelog", StringSerde, I64Serde);
+    g.output_as(&driver, "compat-uncached-changelog", StringSerde, I64Serde);
+    g.output_as(&driver, "compat-ts-counts-changelog", StringSerde, I64Serde);
+    g.output_as(&driver, "compat-windows-changelog", BytesSerde, I64Serde);
+    g.output_as(&driver, "compat-sessions-changelog", BytesSerde, I64Serde);
+    g.finish(driver)
 }

@@ -630,17 +630,29 @@ impl TaskState {
     /// Kafka's commit: flushes the record caches, store by store.
     pub(crate) fn commit(&self) -> Result<()> {
         self.begin_unit();
-        // By index, each hook taken out of the borrow before it runs: a
-        // hook may reach the task again (nothing is collected per commit).
+        // Store by store, as Kafka flushes them: the DSL's record caches
+        // (commit hooks, ordered by store), then the store's own. Each
+        // hook is taken out of the borrow before it runs: a hook may
+        // reach the task again (nothing is collected per commit).
         let mut i = 0;
-        loop {
-            let (node, run) = match self.commit_hooks.borrow().get(i) {
-                Some(h) => (h.node, h.run.clone()),
-                None => return Ok(()),
-            };
-            run(self, node)?;
-            i += 1;
+        for (index, store) in self.stores.iter().enumerate() {
+            loop {
+                let (node, run) = match self.commit_hooks.borrow().get(i) {
+                    Some(h) if h.store == index => (h.node, h.run.clone()),
+                    _ => break,
+                };
+                run(self, node)?;
+                i += 1;
+            }
+            let mut store =
+                store
+                    .try_borrow_mut()
+                    .map_err(|_| StreamsError::StoreAlreadyBorrowed {
+                        store: self.store_names[index].to_string(),
+                    })?;
+            store.commit()?;
         }
+        Ok(())
     }
 
     /// Runs one typed record through a node.

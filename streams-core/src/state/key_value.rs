@@ -13,7 +13,7 @@ use std::ops::{Bound, RangeBounds};
 use std::rc::Rc;
 
 use super::key_order::{KeyOrder, empty_range, owned_bound};
-use super::{Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts};
+use super::{Changelog, MakeStore, PendingWrites, StateStore, StoreContext, StoreKind, StoreParts};
 use crate::error::{Result, StreamsError};
 use crate::record::RawRecord;
 use crate::serde::Serde;
@@ -431,6 +431,9 @@ struct KvCore<K, S, V> {
     to_log: fn(&S) -> (&V, Option<i64>),
     /// A stored value from a changelog value and timestamp.
     from_log: fn(V, i64) -> S,
+    /// Kafka's record cache of a Processor API store (`super::store_cache`):
+    /// the writes the next commit logs.
+    pending: Option<PendingWrites<K, S>>,
 }
 
 impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
@@ -448,6 +451,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
             changelog,
             to_log,
             from_log,
+            pending: None,
         }
     }
 
@@ -459,6 +463,14 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
     fn put(&mut self, key: K, value: S) -> Result<Option<S>> {
         let (v, ts) = (self.to_log)(&value);
         self.changelog.check_timestamp(ts)?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            let order = &self.order;
+            let old = self
+                .map
+                .insert(key.clone(), value.clone(), |k| order.bytes(k))?;
+            pending.write(key, Some(value), ctx.timestamp());
+            return Ok(old);
+        }
         let encoded = self.changelog.encode_raw(&key, &[], Some(v))?;
         let order = &self.order;
         let logged_key = encoded.as_ref().map(|(k, _)| k);
@@ -498,6 +510,16 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
         K: Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            // Cached: the tombstone waits for the commit, even for a key
+            // the store never had, as Kafka's caching store's does.
+            let (key, old) = match self.map.remove(key) {
+                Some((k, old)) => (k, Some(old)),
+                None => (key.to_owned(), None),
+            };
+            pending.write(key, None, ctx.timestamp());
+            return Ok(old);
+        }
         match self.map.remove(key) {
             Some((k, old)) => {
                 self.changelog.log(&k, None, None)?;
@@ -511,6 +533,30 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
                 Ok(None)
             }
         }
+    }
+
+    /// Logs the writes the record cache held, Kafka's caching store's
+    /// flush: per key its latest value at the timestamp of the record
+    /// that wrote it (a timestamped value at its own), in the order of
+    /// the keys' latest writes.
+    fn commit(&mut self) -> Result<()> {
+        let Some(pending) = &mut self.pending else {
+            return Ok(());
+        };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for (key, value, timestamp) in pending.drain() {
+            match &value {
+                Some(stored) => {
+                    let (v, ts) = (self.to_log)(stored);
+                    self.changelog
+                        .log(&key, Some(v), Some(ts.unwrap_or(timestamp)))?;
+                }
+                None => self.changelog.log(&key, None, Some(timestamp))?,
+            }
+        }
+        Ok(())
     }
 
     /// The entries of these slots, in this order.
@@ -785,6 +831,9 @@ macro_rules! kv_store_common {
                 self.core.init(context);
                 Ok(())
             }
+            fn commit(&mut self) -> Result<()> {
+                self.core.commit()
+            }
             fn as_any(&self) -> &dyn Any {
                 self
             }
@@ -988,7 +1037,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for KeyValueStore<K
     type Params = ();
 
     fn make(name: &str, (): &(), parts: StoreParts<K, V>) -> Result<Self> {
-        Ok(KeyValueStore::new(name, parts.changelog))
+        let mut store = KeyValueStore::new(name, parts.changelog);
+        store.core.pending = parts.cache.then(PendingWrites::new);
+        Ok(store)
     }
 }
 
@@ -1000,6 +1051,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedKeyV
     fn make(name: &str, (): &(), parts: StoreParts<K, V>) -> Result<Self> {
         let mut store = TimestampedKeyValueStore::new(name, parts.changelog);
         store.caching = parts.caching;
+        store.core.pending = parts.cache.then(PendingWrites::new);
         Ok(store)
     }
 }

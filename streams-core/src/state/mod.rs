@@ -53,6 +53,7 @@ mod builder;
 mod key_order;
 mod key_value;
 mod session;
+mod store_cache;
 mod time_ordered_buffer;
 mod time_ordered_stream_buffer;
 mod versioned;
@@ -62,6 +63,7 @@ pub use builder::{BuiltInStore, BuiltInStoreBuilder};
 pub(crate) use builder::{MakeStore, StoreParts};
 pub use key_value::{KeyValueIterator, KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
 pub use session::{SessionStore, SessionStoreBuilder};
+pub(crate) use store_cache::PendingWrites;
 pub use time_ordered_buffer::TimeOrderedKeyValueBuffer;
 pub(crate) use time_ordered_buffer::{BufferedContext, buffer_full};
 pub use time_ordered_stream_buffer::TimeOrderedStreamBuffer;
@@ -182,6 +184,19 @@ pub trait StateStore: Any {
     /// An error fails the task's start.
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let _ = context;
+        Ok(())
+    }
+
+    /// Called at each commit of the task (Kafka's driver commits after
+    /// each record and each wall-clock punctuation; the runtime every
+    /// `commit.interval.ms`): a store built
+    /// [`with_caching_enabled`](BuiltInStoreBuilder::with_caching_enabled)
+    /// writes what its record cache held to its changelog, as Kafka's
+    /// caching stores do at their flush.
+    ///
+    /// # Errors
+    /// An error fails the commit.
+    fn commit(&mut self) -> Result<()> {
         Ok(())
     }
 

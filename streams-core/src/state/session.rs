@@ -42,8 +42,8 @@ use std::time::Duration;
 use super::key_order::{KeyOrder, OrderedKey, empty_range, owned_bound};
 use super::window::bad_changelog_key;
 use super::{
-    BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, StateStore, StoreContext,
-    StoreKind, StoreParts, Stores,
+    BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, PendingWrites, StateStore,
+    StoreContext, StoreKind, StoreParts, Stores,
 };
 use crate::error::Result;
 use crate::record::RawRecord;
@@ -75,6 +75,9 @@ pub struct SessionStore<K, V> {
     observed_stream_time: i64,
     order: KeyOrder<K>,
     changelog: Changelog<K, V>,
+    /// Kafka's record cache of a Processor API store (`super::store_cache`):
+    /// the writes the next commit logs, by key and session.
+    pending: Option<PendingWrites<(OrderedKey<K>, Window), V>>,
     /// Whether the DSL operator writing it keeps Kafka's record cache in
     /// front of it (see `crate::dsl::cache`).
     pub(crate) caching: bool,
@@ -96,6 +99,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             observed_stream_time: -1,
             order: KeyOrder::new(changelog.key_serde.clone(), format!("{name}-changelog")),
             changelog,
+            pending: None,
             caching: false,
         }
     }
@@ -150,6 +154,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     pub fn put(&mut self, session: Windowed<K>, value: V) -> Result<()> {
         let Windowed { key, window } = session;
         let key = self.order.ordered(key)?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            pending.write((key.clone(), window), Some(value.clone()), ctx.timestamp());
+            self.apply(key, window, Some(value));
+            return Ok(());
+        }
         let encoded = self.changelog.encode_raw_with(
             &key.key,
             key.bytes.as_deref(),
@@ -168,6 +177,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     /// The changelog serde failed.
     pub fn remove(&mut self, session: &Windowed<K>) -> Result<()> {
         let key = self.order.ordered(session.key.clone())?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            pending.write((key.clone(), session.window), None, ctx.timestamp());
+            self.remove_entry(&key, &session.window);
+            return Ok(());
+        }
         let encoded = self.changelog.encode_raw_with(
             &key.key,
             key.bytes.as_deref(),
@@ -526,6 +540,27 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for SessionStore<K
         self.order.set_topic(context.changelog_topic(&name));
         Ok(())
     }
+    /// Logs the writes the record cache held, Kafka's caching session
+    /// store's flush: per session its latest value (a tombstone for a
+    /// removal) at the timestamp of the record that wrote it.
+    fn commit(&mut self) -> Result<()> {
+        let Some(pending) = &mut self.pending else {
+            return Ok(());
+        };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for ((key, window), value, timestamp) in pending.drain() {
+            let encoded = self.changelog.encode_raw_with(
+                &key.key,
+                key.bytes.as_deref(),
+                &session_suffix(&window),
+                value.as_ref(),
+            )?;
+            self.changelog.log_raw(encoded, Some(timestamp));
+        }
+        Ok(())
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -563,6 +598,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for SessionStore<K,
         let retention_ms = crate::time::millis(*retention, "retention period")?;
         let mut store = SessionStore::new(name, retention_ms, parts.changelog);
         store.caching = parts.caching;
+        store.pending = parts.cache.then(PendingWrites::new);
         Ok(store)
     }
 }

@@ -55,8 +55,8 @@ use std::time::Duration;
 
 use super::key_order::{KeyOrder, OrderedKey, empty_range, owned_bound};
 use super::{
-    BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, StateStore, StoreContext,
-    StoreKind, StoreParts, Stores, ValueAndTimestamp,
+    BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, PendingWrites, StateStore,
+    StoreContext, StoreKind, StoreParts, Stores, ValueAndTimestamp,
 };
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::{RawRecord, Record};
@@ -185,6 +185,9 @@ struct WindowCore<K, S, V> {
     changelog: Changelog<K, V>,
     to_log: fn(&S) -> (&V, Option<i64>),
     from_log: fn(V, i64) -> S,
+    /// Kafka's record cache of a Processor API store (`super::store_cache`):
+    /// the writes the next commit logs, by key and window start.
+    pending: Option<PendingWrites<(OrderedKey<K>, i64), S>>,
 }
 
 /// Entries of a window store as reads return them: `(window start,
@@ -222,6 +225,14 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
         suffix[TIMESTAMP_SIZE..].copy_from_slice(&seqnum.to_be_bytes());
         let key = self.order.ordered(key)?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            // Cached (never with duplicates): logged at the commit.
+            self.changelog
+                .check_timestamp(value.as_ref().and_then(|s| (self.to_log)(s).1))?;
+            pending.write((key.clone(), window_start), value.clone(), ctx.timestamp());
+            self.apply(key, value, window_start, 0);
+            return Ok(());
+        }
         let logged = value.as_ref().map(|s| (self.to_log)(s));
         let encoded = self.changelog.encode_raw_with(
             &key.key,
@@ -234,6 +245,34 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         let seqnum = self.next_seqnum();
         self.apply(key, value, window_start, seqnum);
         self.changelog.log_raw(encoded, timestamp);
+        Ok(())
+    }
+
+    /// Logs the writes the record cache held, Kafka's caching window
+    /// store's flush: per key and window its latest value (a tombstone for
+    /// a delete) at the timestamp of the record that wrote it (a
+    /// timestamped value at its own), whether or not the window has
+    /// expired since, in the order of the latest writes.
+    fn commit(&mut self) -> Result<()> {
+        let Some(pending) = &mut self.pending else {
+            return Ok(());
+        };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for ((key, window_start), value, timestamp) in pending.drain() {
+            let mut suffix = [0_u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
+            suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
+            let logged = value.as_ref().map(|s| (self.to_log)(s));
+            let encoded = self.changelog.encode_raw_with(
+                &key.key,
+                key.bytes.as_deref(),
+                &suffix,
+                logged.map(|(v, _)| v),
+            )?;
+            let at = logged.and_then(|(_, ts)| ts).unwrap_or(timestamp);
+            self.changelog.log_raw(encoded, Some(at));
+        }
         Ok(())
     }
 
@@ -627,6 +666,9 @@ macro_rules! window_store_common {
                 self.core.order.set_topic(context.changelog_topic(&name));
                 Ok(())
             }
+            fn commit(&mut self) -> Result<()> {
+                self.core.commit()
+            }
             fn as_any(&self) -> &dyn Any {
                 self
             }
@@ -682,6 +724,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             changelog,
             to_log,
             from_log,
+            pending: None,
         }
     }
 }
@@ -889,11 +932,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for WindowStore<K, 
     }
 
     fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
-        Ok(WindowStore::new(
-            name,
-            settings.check(name)?,
-            parts.changelog,
-        ))
+        let mut store = WindowStore::new(name, settings.check(name)?, parts.changelog);
+        // Kafka disables the cache of a store that keeps duplicates.
+        store.core.pending = (parts.cache && !settings.retain_duplicates).then(PendingWrites::new);
+        Ok(store)
     }
 }
 
@@ -909,6 +951,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedWind
     fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
         let mut store = TimestampedWindowStore::new(name, settings.check(name)?, parts.changelog);
         store.caching = parts.caching;
+        store.core.pending = (parts.cache && !settings.retain_duplicates).then(PendingWrites::new);
         Ok(store)
     }
 }

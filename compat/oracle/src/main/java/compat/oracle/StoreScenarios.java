@@ -362,4 +362,92 @@ final class StoreScenarios {
         g.output("compat-counts-changelog", Kind.STRING, Kind.LONG);
         g.output("compat-plain-changelog", Kind.STRING, Kind.LONG);
     }
+
+    /**
+     * Counts words (and deletes the words written "-word") in five stores of the Processor API:
+     * key-value, timestamped key-value, window and session stores built with
+     * withCachingEnabled(), and an uncached key-value store; forwards what each store gives back
+     * for the word right after the write (the cache is read first).
+     */
+    static final class CachedWordsProcessor implements Processor<String, String, String, String> {
+        private ProcessorContext<String, String> context;
+        private KeyValueStore<String, Long> counts;
+        private KeyValueStore<String, Long> uncached;
+        private KeyValueStore<String, ValueAndTimestamp<Long>> timestamped;
+        private WindowStore<String, Long> windows;
+        private SessionStore<String, Long> sessions;
+
+        @Override
+        public void init(final ProcessorContext<String, String> context) {
+            this.context = context;
+            counts = context.getStateStore("counts");
+            uncached = context.getStateStore("uncached");
+            timestamped = context.getStateStore("ts-counts");
+            windows = context.getStateStore("windows");
+            sessions = context.getStateStore("sessions");
+        }
+
+        @Override
+        public void process(final Record<String, String> r) {
+            final long start = r.timestamp() / 10 * 10;
+            for (final String word : r.value().split(" ")) {
+                if (word.startsWith("-")) {
+                    final String key = word.substring(1);
+                    final Long old = counts.delete(key);
+                    uncached.delete(key);
+                    timestamped.delete(key);
+                    windows.put(key, null, start);
+                    sessions.remove(new Windowed<>(key, new SessionWindow(r.timestamp(), r.timestamp())));
+                    context.forward(r.withKey(key).withValue("deleted " + old + ", now " + counts.get(key)));
+                    continue;
+                }
+                final Long old = counts.get(word);
+                final long count = old == null ? 1L : old + 1L;
+                counts.put(word, count);
+                uncached.put(word, count);
+                timestamped.put(word, ValueAndTimestamp.make(count, r.timestamp()));
+                windows.put(word, count, start);
+                sessions.put(new Windowed<>(word, new SessionWindow(r.timestamp(), r.timestamp())), count);
+                context.forward(r.withKey(word).withValue(counts.get(word) + " " + timestamped.get(word).timestamp()
+                    + " " + windows.fetch(word, start) + " " + sessions.fetchSession(word, r.timestamp(), r.timestamp())));
+            }
+        }
+    }
+
+    /**
+     * Processor API stores built withCachingEnabled(): a processor reads its writes at once; the
+     * changelog gets one record per key changed by a record, its latest value, at the commit after
+     * the record (Kafka's driver commits after each), keys in the order of their latest write; a
+     * delete logs a tombstone, also for a key never written; nothing is forwarded by the cache.
+     * An uncached store beside it logs every write.
+     */
+    @Scenario
+    static void papi_store_caching(final Golden g) {
+        final Topology t = new Topology();
+        t.addSource("Source", "in");
+        t.addProcessor("Words", CachedWordsProcessor::new, "Source");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("counts"), Serdes.String(), Serdes.Long())
+            .withCachingEnabled(), "Words");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("uncached"), Serdes.String(), Serdes.Long()), "Words");
+        t.addStateStore(Stores.timestampedKeyValueStoreBuilder(Stores.inMemoryKeyValueStore("ts-counts"), Serdes.String(), Serdes.Long())
+            .withCachingEnabled(), "Words");
+        t.addStateStore(Stores.windowStoreBuilder(
+            Stores.inMemoryWindowStore("windows", Duration.ofMillis(1000), Duration.ofMillis(10), false),
+            Serdes.String(), Serdes.Long()).withCachingEnabled(), "Words");
+        t.addStateStore(Stores.sessionStoreBuilder(
+            Stores.inMemorySessionStore("sessions", Duration.ofMillis(1000)), Serdes.String(), Serdes.Long())
+            .withCachingEnabled(), "Words");
+        t.addSink("Sink", "out", "Words");
+        g.start(t);
+        final TestInputTopic<String, String> in = g.input("in");
+        in.pipeInput("k", "a b a", 1L);
+        in.pipeInput("k", "b c", 12L);
+        in.pipeInput("k", "-a -never c", 13L);
+        g.output("out");
+        g.output("compat-counts-changelog", Kind.STRING, Kind.LONG);
+        g.output("compat-uncached-changelog", Kind.STRING, Kind.LONG);
+        g.output("compat-ts-counts-changelog", Kind.STRING, Kind.LONG);
+        g.output("compat-windows-changelog", Kind.BYTES, Kind.LONG);
+        g.output("compat-sessions-changelog", Kind.BYTES, Kind.LONG);
+    }
 }
