@@ -430,9 +430,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
 /// prices.pipe_key_value_at("pen", "1.20", 30);
 /// prices.pipe_key_value_at("pen", "0.90", 20); // out of order: history only
 /// let store = driver.versioned_key_value_store::<String, String>("prices")?;
-/// let pen = "pen".to_string();
-/// assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
-/// assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
+/// assert_eq!(store.get("pen"), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of("pen", 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
 /// assert_eq!(store.history_retention_ms(), 60_000);
 /// // The wrong getter names the kind of the store.
 /// let err = driver.timestamped_key_value_store::<String, String>("prices").unwrap_err();
@@ -470,7 +469,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// # Panics
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
-    pub fn get(&self, key: &K) -> Option<VersionedRecord<V>> {
+    pub fn get<Q>(&self, key: &Q) -> Option<VersionedRecord<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         self.read(|s| s.get(key))
     }
 
@@ -480,7 +483,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// # Panics
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
-    pub fn get_as_of(&self, key: &K, as_of: i64) -> Option<VersionedRecord<V>> {
+    pub fn get_as_of<Q>(&self, key: &Q, as_of: i64) -> Option<VersionedRecord<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         self.read(|s| s.get_as_of(key, as_of))
     }
 
@@ -529,7 +536,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     ///
     /// # Errors
     /// The changelog serde failed, or the driver is in use.
-    pub fn delete(&self, key: &K, timestamp: i64) -> Result<Option<VersionedRecord<V>>> {
+    pub fn delete<Q>(&self, key: &Q, timestamp: i64) -> Result<Option<VersionedRecord<V>>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.with(|s| s.delete(key, timestamp))
     }
 }
