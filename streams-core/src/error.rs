@@ -666,6 +666,43 @@ pub enum StreamsError {
         /// The timestamp asked for.
         timestamp: i64,
     },
+    /// A persistent (RocksDB) store could not open, read or write its
+    /// files.
+    #[error(
+        "store `{store}` cannot {action} its RocksDB files at {}: {reason}; check that the directory can be created and written (`state.dir`), and that no other driver or application uses the same `state.dir` and `application.id` (RocksDB locks a store's directory)",
+        path.display()
+    )]
+    StoreIo {
+        /// The store.
+        store: String,
+        /// The store's directory.
+        path: std::path::PathBuf,
+        /// What failed: `open`, `read`, `write`, `create its directory`,
+        /// `decode a value of`.
+        action: &'static str,
+        /// RocksDB's or the file system's reason.
+        reason: String,
+    },
+    /// The test driver could not delete the state directory at close.
+    #[error(
+        "cannot delete the state directory {} at close: {reason}; delete it yourself, and check that nothing else uses it",
+        path.display()
+    )]
+    StateDirCleanup {
+        /// `<state.dir>/<application.id>`.
+        path: std::path::PathBuf,
+        /// The file system's reason.
+        reason: String,
+    },
+    /// A store was to live in RocksDB (the config's DSL store suppliers),
+    /// but the crate was built without its `rocksdb` feature.
+    #[error(
+        "store `{store}` is to be a persistent (RocksDB) store, but streams-core was built without its `rocksdb` feature; enable it (`streams-core = {{ version = \"..\", features = [\"rocksdb\"] }}`) or keep the DSL's stores in memory (drop `dsl.store.suppliers.class` / `default.dsl.store` from the config)"
+    )]
+    PersistentStoresNotEnabled {
+        /// The store.
+        store: String,
+    },
     /// A processor used a store it is not connected to.
     #[error(
         "processor `{node}` has no access to store `{store}`: the store is not connected to it; connect it with `add_state_store(.., &[\"{node}\"])` or `connect_processor_and_state_stores`"
@@ -1139,6 +1176,9 @@ mod tests {
             StreamsError::UnknownStore { .. } => "UnknownStore",
             StreamsError::WrongStoreType { .. } => "WrongStoreType",
             StreamsError::BuiltInStore { .. } => "BuiltInStore",
+            StreamsError::StoreIo { .. } => "StoreIo",
+            StreamsError::StateDirCleanup { .. } => "StateDirCleanup",
+            StreamsError::PersistentStoresNotEnabled { .. } => "PersistentStoresNotEnabled",
             StreamsError::NegativeChangelogTimestamp { .. } => "NegativeChangelogTimestamp",
             StreamsError::StoreNotConnected { .. } => "StoreNotConnected",
             StreamsError::UnsupportedForeignKeyJoinVersion { .. } => {
@@ -1424,6 +1464,17 @@ mod tests {
                 topic: s("app-counts-changelog"),
                 timestamp: -1,
             },
+            StreamsError::StoreIo {
+                store: s("counts"),
+                path: std::path::PathBuf::from("/tmp/kafka-streams/app/0_0/rocksdb/counts"),
+                action: "open",
+                reason: s("IO error: lock hold by current process"),
+            },
+            StreamsError::StateDirCleanup {
+                path: std::path::PathBuf::from("/tmp/kafka-streams/app"),
+                reason: s("Permission denied (os error 13)"),
+            },
+            StreamsError::PersistentStoresNotEnabled { store: s("counts") },
             StreamsError::StoreNotConnected {
                 node: s("p"),
                 store: s("st"),
@@ -1518,6 +1569,9 @@ mod tests {
         WrongStoreType: store `counter` is a custom store `Counter`, not the session store<String, i64> asked for; read it with `state_store("counter")` as a `Counter`
         BuiltInStore: store `counts` is a timestamped key-value store, not a store of your own: read it with `timestamped_key_value_store::<K, V>("counts")`
         NegativeChangelogTimestamp: cannot write a record at timestamp -1 to the changelog `app-counts-changelog`: Kafka refuses negative timestamps (the value-only view of a timestamped store writes at -1, as Kafka's does); write through the timestamped getter with a timestamp, or build the store with its logging disabled
+        StoreIo: store `counts` cannot open its RocksDB files at /tmp/kafka-streams/app/0_0/rocksdb/counts: IO error: lock hold by current process; check that the directory can be created and written (`state.dir`), and that no other driver or application uses the same `state.dir` and `application.id` (RocksDB locks a store's directory)
+        StateDirCleanup: cannot delete the state directory /tmp/kafka-streams/app at close: Permission denied (os error 13); delete it yourself, and check that nothing else uses it
+        PersistentStoresNotEnabled: store `counts` is to be a persistent (RocksDB) store, but streams-core was built without its `rocksdb` feature; enable it (`streams-core = { version = "..", features = ["rocksdb"] }`) or keep the DSL's stores in memory (drop `dsl.store.suppliers.class` / `default.dsl.store` from the config)
         StoreNotConnected: processor `p` has no access to store `st`: the store is not connected to it; connect it with `add_state_store(.., &["p"])` or `connect_processor_and_state_stores`
         UnsupportedForeignKeyJoinVersion: foreign-key join node `KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011` read a subscription of version 2 from `app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`, newer than the version 1 it reads; run the same version on every instance (upgrade the older ones first)
         InvalidVersionedStore: versioned store `v`: historyRetention cannot be negative (was -1 ms); give a history retention of zero or more

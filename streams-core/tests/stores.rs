@@ -15,10 +15,13 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use streams_core::dsl::{Window, Windowed};
+use streams_core::engine::StreamTask;
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{I32Serde, I64Serde, JsonSerde, Serde, StringSerde};
+use streams_core::state::KeyValueStore;
 use streams_core::state::{
-    KeyValueStoreBuilder, SessionStoreBuilder, StoreBuilder, WindowStoreBuilder,
+    KeyValueStoreBuilder, SessionStoreBuilder, StoreBuilder, TimestampedKeyValueStore,
+    WindowStoreBuilder,
 };
 use streams_core::{Record, StreamsConfig, Topology};
 use streams_test::TopologyTestDriver;
@@ -28,7 +31,11 @@ type TestResult = Result<(), Box<dyn Error>>;
 /// How the suite's stores are built: a backend.
 trait Backend {
     /// The config of the drivers (where their state lives).
-    fn config(&self) -> StreamsConfig;
+    fn config(&self) -> StreamsConfig {
+        self.config_for("stores")
+    }
+    /// The config of application `app`.
+    fn config_for(&self, app: &str) -> StreamsConfig;
     /// A key-value store builder.
     fn kv<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
@@ -36,6 +43,13 @@ trait Backend {
         keys: impl Serde<K>,
         values: impl Serde<V>,
     ) -> KeyValueStoreBuilder<K, V>;
+    /// A timestamped key-value store builder.
+    fn timestamped<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+        keys: impl Serde<K>,
+        values: impl Serde<V>,
+    ) -> streams_core::state::BuiltInStoreBuilder<TimestampedKeyValueStore<K, V>>;
     /// A window store builder keeping 10 ms windows for a second.
     fn window<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
@@ -56,8 +70,8 @@ trait Backend {
 struct InMemory;
 
 impl Backend for InMemory {
-    fn config(&self) -> StreamsConfig {
-        StreamsConfig::new("stores")
+    fn config_for(&self, app: &str) -> StreamsConfig {
+        StreamsConfig::new(app)
     }
     fn kv<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
@@ -66,6 +80,14 @@ impl Backend for InMemory {
         values: impl Serde<V>,
     ) -> KeyValueStoreBuilder<K, V> {
         streams_core::state::Stores::key_value_store_builder(name, keys, values)
+    }
+    fn timestamped<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+        keys: impl Serde<K>,
+        values: impl Serde<V>,
+    ) -> streams_core::state::BuiltInStoreBuilder<TimestampedKeyValueStore<K, V>> {
+        streams_core::state::Stores::timestamped_key_value_store_builder(name, keys, values)
     }
     fn window<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
@@ -94,6 +116,75 @@ impl Backend for InMemory {
             keys,
             values,
         )
+    }
+}
+
+/// Kafka's RocksDB stores (feature `rocksdb`), each driver with a state
+/// directory of its own under the system's temporary directory (the
+/// driver deletes its files when it closes or is dropped). Window and
+/// session builders are in memory: no persistent ones yet.
+#[cfg(feature = "rocksdb")]
+struct RocksDb {
+    dir: std::path::PathBuf,
+}
+
+#[cfg(feature = "rocksdb")]
+impl RocksDb {
+    fn new() -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        RocksDb {
+            dir: std::env::temp_dir()
+                .join(format!("streams-core-stores-{}-{n}", std::process::id())),
+        }
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+impl Backend for RocksDb {
+    fn config_for(&self, app: &str) -> StreamsConfig {
+        StreamsConfig::new(app).with_property("state.dir", self.dir.to_string_lossy())
+    }
+    fn kv<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+        keys: impl Serde<K>,
+        values: impl Serde<V>,
+    ) -> KeyValueStoreBuilder<K, V> {
+        streams_core::state::Stores::key_value_store_builder(
+            streams_core::state::Stores::persistent_key_value_store(name),
+            keys,
+            values,
+        )
+    }
+    fn timestamped<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+        keys: impl Serde<K>,
+        values: impl Serde<V>,
+    ) -> streams_core::state::BuiltInStoreBuilder<TimestampedKeyValueStore<K, V>> {
+        streams_core::state::Stores::timestamped_key_value_store_builder(
+            streams_core::state::Stores::persistent_timestamped_key_value_store(name),
+            keys,
+            values,
+        )
+    }
+    fn window<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+        keys: impl Serde<K>,
+        values: impl Serde<V>,
+    ) -> WindowStoreBuilder<K, V> {
+        InMemory.window(name, keys, values)
+    }
+    fn session<K: Ord + Clone + 'static, V: Clone + 'static>(
+        &self,
+        name: &str,
+        keys: impl Serde<K>,
+        values: impl Serde<V>,
+    ) -> SessionStoreBuilder<K, V> {
+        InMemory.session(name, keys, values)
     }
 }
 
@@ -278,6 +369,74 @@ fn session_keys_in_kafkas_order<B: Backend>(b: &B) -> TestResult {
     Ok(())
 }
 
+/// A timestamped store keeps each value's timestamp; its value-only view
+/// shows the values; a write reaches the changelog at the value's
+/// timestamp.
+fn timestamped_values_keep_their_timestamps<B: Backend>(b: &B) -> TestResult {
+    let driver = driver(b, vec![store(b.timestamped("ts", I64Serde, StringSerde))])?;
+    let ts = driver.timestamped_key_value_store::<i64, String>("ts")?;
+    ts.put(-1, "minus".to_owned(), 7)?;
+    ts.put(1, "one".to_owned(), 9)?;
+    let all: Vec<(i64, String, i64)> = ts
+        .all()
+        .into_iter()
+        .map(|(k, v)| (k, v.value, v.timestamp))
+        .collect();
+    assert_eq!(all, [(1, "one".to_owned(), 9), (-1, "minus".to_owned(), 7)]);
+    assert_eq!(
+        driver.key_value_store::<i64, String>("ts")?.get(&-1),
+        Some("minus".to_owned())
+    );
+    assert_eq!(ts.delete(&1)?.map(|v| v.timestamp), Some(9));
+    assert_eq!(ts.approximate_num_entries(), 1);
+    Ok(())
+}
+
+/// A store restored from its changelog holds what the original held.
+fn a_store_restores_from_its_changelog<B: Backend>(b: &B) -> TestResult {
+    let driver = driver(b, vec![store(b.kv("kv", I64Serde, StringSerde))])?;
+    let kv = driver.key_value_store::<i64, String>("kv")?;
+    for k in [3, -3, 0] {
+        kv.put(k, format!("v{k}"))?;
+    }
+    kv.delete(&0)?;
+    // The driver hands on the changelog at its next record.
+    driver
+        .create_input_topic("in", StringSerde, StringSerde)
+        .pipe_value("x");
+    let changelog: Vec<streams_core::RawRecord> = driver
+        .create_output_topic(
+            "stores-kv-changelog",
+            streams_core::serde::BytesSerde,
+            streams_core::serde::BytesSerde,
+        )
+        .read_records_to_list()
+        .into_iter()
+        .map(|r| streams_core::RawRecord::new(r.key, r.value, r.timestamp.unwrap_or_default()))
+        .collect();
+    assert_eq!(changelog.len(), 4);
+    let original = kv.all();
+    drop(kv);
+    drop(driver);
+    // A task of another application (a state directory of its own)
+    // restores the changelog into the same kind of store.
+    let mut topology = Topology::new();
+    topology
+        .add_source::<String, String>("in", "in")?
+        .add_processor("noop", || Noop, &["in"])?
+        .add_state_store(b.kv("kv", I64Serde, StringSerde), &["noop"])?;
+    let task = StreamTask::new(&topology, &b.config_for("restored"), 0)?;
+    task.restore_store("kv", &changelog)?;
+    let restored: Vec<(i64, String)> = task
+        .store::<KeyValueStore<i64, String>>("kv")?
+        .all()?
+        .collect();
+    assert_eq!(restored, original);
+    drop(task);
+    streams_core::state::clean_state_dir(&b.config_for("restored"))?;
+    Ok(())
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Put(i64, u8),
@@ -372,13 +531,13 @@ macro_rules! backend_tests {
             }
 
             #[test]
-            fn window_keys_in_kafkas_order() -> TestResult {
-                super::window_keys_in_kafkas_order(&$backend)
+            fn timestamped_values_keep_their_timestamps() -> TestResult {
+                super::timestamped_values_keep_their_timestamps(&$backend)
             }
 
             #[test]
-            fn session_keys_in_kafkas_order() -> TestResult {
-                super::session_keys_in_kafkas_order(&$backend)
+            fn a_store_restores_from_its_changelog() -> TestResult {
+                super::a_store_restores_from_its_changelog(&$backend)
             }
 
             proptest! {
@@ -395,3 +554,188 @@ macro_rules! backend_tests {
 }
 
 backend_tests!(in_memory, InMemory);
+
+#[cfg(feature = "rocksdb")]
+backend_tests!(rocksdb, RocksDb::new());
+
+// Window and session stores live in memory only (persistent ones are
+// still to come): their suite runs on the in-memory backend.
+#[test]
+fn window_keys_in_kafkas_order_in_memory() -> TestResult {
+    window_keys_in_kafkas_order(&InMemory)
+}
+
+#[test]
+fn session_keys_in_kafkas_order_in_memory() -> TestResult {
+    session_keys_in_kafkas_order(&InMemory)
+}
+
+/// A topology counting words into the key-value store `counts`, of the
+/// backend's kind.
+#[cfg(feature = "rocksdb")]
+fn counting<B: Backend>(b: &B) -> Result<Topology, Box<dyn Error>> {
+    struct Count;
+    impl Processor<String, String, String, String> for Count {
+        fn process(
+            &mut self,
+            ctx: &mut ProcessorContext<'_, String, String>,
+            r: Record<String, String>,
+        ) -> streams_core::Result<()> {
+            let mut counts = ctx.key_value_store::<String, i64>("counts")?;
+            let key = r.key.unwrap_or_default();
+            let n = counts.get(&key)?.unwrap_or(0) + 1;
+            counts.put(key, n)?;
+            Ok(())
+        }
+    }
+    let mut topology = Topology::new();
+    topology
+        .add_source::<String, String>("in", "input-topic")?
+        .add_processor("count", || Count, &["in"])?
+        .add_state_store(b.kv("counts", StringSerde, I64Serde), &["count"])?;
+    Ok(topology)
+}
+
+// Kafka's TopologyTestDriverTest.shouldCleanUpPersistentStateStoresOnClose:
+// the store's files are under <state.dir>/<application.id>/0_0/rocksdb;
+// the driver deletes them at close, and a new driver on the same directory
+// starts empty.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn should_clean_up_persistent_state_stores_on_close() -> TestResult {
+    let b = RocksDb::new();
+    let config = b.config_for("test-TopologyTestDriver-cleanup");
+    let files = config
+        .state_dir()
+        .join("test-TopologyTestDriver-cleanup/0_0/rocksdb/counts");
+    let driver = TopologyTestDriver::with_config(counting(&b)?, config.clone())?;
+    assert_eq!(
+        driver.key_value_store::<String, i64>("counts")?.get("a"),
+        None
+    );
+    driver
+        .create_input_topic("input-topic", StringSerde, StringSerde)
+        .pipe_key_value("a", "x");
+    assert_eq!(
+        driver.key_value_store::<String, i64>("counts")?.get("a"),
+        Some(1)
+    );
+    assert!(files.is_dir(), "{files:?}");
+    driver.close()?;
+    assert!(!files.exists());
+    let driver = TopologyTestDriver::with_config(counting(&b)?, config)?;
+    assert_eq!(
+        driver.key_value_store::<String, i64>("counts")?.get("a"),
+        None,
+        "closing the prior driver cleaned up this store"
+    );
+    Ok(())
+}
+
+// Bad input: RocksDB cannot open its directory. A second driver of the same
+// application and state directory finds it locked by the first; a state
+// directory that is a file cannot hold one. The error names the store,
+// the path and the reason, and says what to do.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_unable_to_open_its_directory_is_a_typed_error() -> TestResult {
+    let b = RocksDb::new();
+    let first = TopologyTestDriver::with_config(counting(&b)?, b.config())?;
+    let err = TopologyTestDriver::with_config(counting(&b)?, b.config())
+        .err()
+        .ok_or("a second driver must not open the locked store")?;
+    let path = b.config().state_dir().join("stores/0_0/rocksdb/counts");
+    match &err {
+        streams_core::StreamsError::StoreIo {
+            store,
+            path: p,
+            action: "open",
+            reason,
+        } => {
+            assert_eq!((store.as_str(), p), ("counts", &path));
+            assert!(reason.contains("lock"), "{reason}");
+        }
+        other => return Err(format!("unexpected error: {other}").into()),
+    }
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "store `counts` cannot open its RocksDB files at {}: ",
+            path.display()
+        )),
+        "{message}"
+    );
+    assert!(message.ends_with("check that the directory can be created and written (`state.dir`), and that no other driver or application uses the same `state.dir` and `application.id` (RocksDB locks a store's directory)"), "{message}");
+    drop(first);
+
+    std::fs::create_dir_all(&b.dir)?;
+    let file = b.dir.join("not-a-directory");
+    std::fs::write(&file, b"")?;
+    let config = StreamsConfig::new("stores").with_property("state.dir", file.to_string_lossy());
+    let err = TopologyTestDriver::with_config(counting(&b)?, config).err();
+    assert!(
+        matches!(
+            &err,
+            Some(streams_core::StreamsError::StoreIo {
+                action: "create its directory",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    std::fs::remove_file(file)?;
+    Ok(())
+}
+
+// The DSL's key-value stores live in RocksDB when the config asks for
+// Kafka's RocksDB store suppliers (`dsl.store.suppliers.class`, or the
+// older `default.dsl.store = rocksDB`); in memory otherwise.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn the_config_puts_dsl_stores_in_rocksdb() -> TestResult {
+    let b = RocksDb::new();
+    for (property, value, files) in [
+        (
+            "dsl.store.suppliers.class",
+            "org.apache.kafka.streams.state.BuiltInDslStoreSuppliers$RocksDBDslStoreSuppliers",
+            true,
+        ),
+        ("default.dsl.store", "rocksDB", true),
+        ("default.dsl.store", "in_memory", false),
+    ] {
+        let builder = streams_core::StreamsBuilder::new();
+        builder
+            .stream::<String, String>("words")
+            .group_by_key()
+            .count_with(streams_core::Materialized::as_("counts"));
+        let config = b.config().with_property(property, value);
+        let driver = TopologyTestDriver::with_config(builder.build()?, config.clone())?;
+        driver
+            .create_input_topic("words", StringSerde, StringSerde)
+            .pipe_key_values([("a", "x"), ("a", "y"), ("b", "z")]);
+        let counts = driver.key_value_store::<String, i64>("counts")?;
+        assert_eq!(counts.all(), [("a".to_owned(), 2), ("b".to_owned(), 1)]);
+        let dir = config.state_dir().join("stores/0_0/rocksdb/counts");
+        assert_eq!(dir.is_dir(), files, "{property}={value}");
+    }
+    Ok(())
+}
+
+// Without the `rocksdb` feature, a config asking for RocksDB DSL stores is
+// refused when the driver builds the store, naming it and the feature.
+#[cfg(not(feature = "rocksdb"))]
+#[test]
+fn rocksdb_dsl_stores_need_the_feature() -> TestResult {
+    let builder = streams_core::StreamsBuilder::new();
+    builder
+        .stream::<String, String>("words")
+        .group_by_key()
+        .count_with(streams_core::Materialized::as_("counts"));
+    let config = StreamsConfig::new("stores").with_property("default.dsl.store", "rocksDB");
+    let err = TopologyTestDriver::with_config(builder.build()?, config).err();
+    assert!(
+        matches!(&err, Some(streams_core::StreamsError::PersistentStoresNotEnabled { store }) if store == "counts"),
+        "{err:?}"
+    );
+    Ok(())
+}

@@ -320,7 +320,7 @@ where
     if let Some(cache) = cache.get::<K, V>() {
         let before = match &new {
             Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp)?,
-            None => s.delete_unlogged(key),
+            None => s.delete_unlogged(key)?,
         };
         drop(s);
         cache.borrow_mut().update(

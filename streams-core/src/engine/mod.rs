@@ -328,7 +328,8 @@ impl StreamTask {
         // (a test writing a store) carry; 0 before the first, as Kafka's
         // driver sets it.
         let record_timestamp = Rc::new(Cell::new(0));
-        let store_context = StoreContext::new(collector.clone(), record_timestamp.clone(), app);
+        let store_context = StoreContext::new(collector.clone(), record_timestamp.clone(), app)
+            .with_state_dir(config.state_dir().join(app).join(&task_id));
         let mut stores = Vec::new();
         for def in topology.store_builders() {
             let used = defs
@@ -346,9 +347,11 @@ impl StreamTask {
         match shared_globals {
             Some(shared) => stores.extend(shared.stores.iter().cloned()),
             None => {
+                let global_context =
+                    store_context.with_state_dir(config.state_dir().join(app).join("global"));
                 for (_, runtime) in &own_globals {
                     let mut store = runtime.store.build(config)?;
-                    store.init(&store_context)?;
+                    store.init(&global_context)?;
                     stores.push(Rc::new(RefCell::new(store)));
                 }
             }
@@ -729,6 +732,21 @@ impl StreamTask {
     pub fn restore_store(&self, name: &str, records: &[RawRecord]) -> Result<bool> {
         let i = self.state.store_index(name)?;
         self.state.stores[i].borrow_mut().restore_changelog(records)
+    }
+
+    /// The config the task was built with.
+    pub fn config(&self) -> &StreamsConfig {
+        &self.state.config
+    }
+
+    /// Whether any store of the task keeps files (RocksDB), Kafka's
+    /// `hasPersistentStores`: the driver then cleans the state directory
+    /// at close.
+    pub fn has_persistent_stores(&self) -> bool {
+        self.state
+            .stores
+            .iter()
+            .any(|s| s.try_borrow().is_ok_and(|s| s.persistent()))
     }
 
     /// What kind of store `name` is.

@@ -43,6 +43,10 @@ pub struct StoreParts<K, V> {
     /// Processor API ([`BuiltInStoreBuilder::with_caching_enabled`], and
     /// the config's cache size not 0; see `super::store_cache`).
     pub(crate) cache: bool,
+    /// Whether the store keeps its entries in RocksDB: as its supplier
+    /// says, else as the config's DSL store suppliers say. Kinds that live
+    /// in memory only (window, session, versioned) ignore it.
+    pub(crate) persistent: bool,
 }
 
 impl<K, V> fmt::Debug for StoreParts<K, V> {
@@ -51,6 +55,7 @@ impl<K, V> fmt::Debug for StoreParts<K, V> {
             .field("logging", &self.changelog.enabled)
             .field("caching", &self.caching)
             .field("cache", &self.cache)
+            .field("persistent", &self.persistent)
             .finish_non_exhaustive()
     }
 }
@@ -125,6 +130,9 @@ pub struct BuiltInStoreBuilder<S: BuiltInStore> {
     changelog_config: std::collections::BTreeMap<String, String>,
     caching: bool,
     store_cache: bool,
+    /// `Some` when a supplier said where the stores live; `None` (the
+    /// DSL's stores) leaves it to the config.
+    persistent: Option<bool>,
 }
 
 impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
@@ -146,6 +154,7 @@ impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
             changelog_config: std::collections::BTreeMap::new(),
             caching: false,
             store_cache: false,
+            persistent: None,
         }
     }
 
@@ -241,6 +250,14 @@ impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
         self.store_cache
     }
 
+    /// Where the stores live, when a supplier says (`None`: as the
+    /// config's DSL store suppliers say).
+    #[must_use]
+    pub(crate) fn with_persistent(mut self, persistent: Option<bool>) -> Self {
+        self.persistent = persistent;
+        self
+    }
+
     #[must_use]
     pub(crate) fn with_changelog_config(
         mut self,
@@ -309,6 +326,9 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
             changelog,
             caching: self.caching,
             cache: self.store_cache && self.logging && config.record_cache_enabled(),
+            persistent: self
+                .persistent
+                .unwrap_or_else(|| config.dsl_stores_persistent()),
         };
         Ok(Box::new(S::make(&self.name, &self.params, parts)?))
     }
@@ -323,6 +343,7 @@ impl<S: BuiltInStore> fmt::Debug for BuiltInStoreBuilder<S> {
             .field("logging", &self.logging)
             .field("caching", &self.caching)
             .field("store_cache", &self.store_cache)
+            .field("persistent", &self.persistent)
             .finish()
     }
 }

@@ -103,6 +103,12 @@ impl<K: 'static> KeyOrder<K> {
         self.by_bytes
     }
 
+    /// The topic keys are serialized for: the store's changelog.
+    #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+    pub(crate) fn topic(&self) -> &str {
+        &self.topic
+    }
+
     /// The topic keys are serialized for (set when the store starts).
     pub(crate) fn set_topic(&mut self, topic: String) {
         self.topic = topic;

@@ -338,6 +338,7 @@ impl<K: Ord + Clone + 'static, S> Entries<K, S> {
         self.slots.len()
     }
 
+    #[cfg(test)]
     fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
@@ -424,6 +425,7 @@ impl<K: Ord + Clone + fmt::Debug + 'static, S: fmt::Debug> fmt::Debug for Entrie
 /// `V` what the changelog carries.
 struct KvCore<K, S, V> {
     name: String,
+    /// The entries, when the store is in memory.
     map: Entries<K, S>,
     order: KeyOrder<K>,
     changelog: Changelog<K, V>,
@@ -431,9 +433,17 @@ struct KvCore<K, S, V> {
     to_log: fn(&S) -> (&V, Option<i64>),
     /// A stored value from a changelog value and timestamp.
     from_log: fn(V, i64) -> S,
+    /// Whether a stored value has a timestamp (kept in RocksDB before the
+    /// value, as Kafka's timestamped stores write it).
+    #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+    timestamped: bool,
     /// Kafka's record cache of a Processor API store (`super::store_cache`):
     /// the writes the next commit logs.
     pending: Option<PendingWrites<K, S>>,
+    /// Whether the store keeps its entries in RocksDB (opened at `init`).
+    persistent: bool,
+    #[cfg(feature = "rocksdb")]
+    rocks: Option<super::rocksdb::RocksKv>,
 }
 
 impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
@@ -442,6 +452,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
         changelog: Changelog<K, V>,
         to_log: fn(&S) -> (&V, Option<i64>),
         from_log: fn(V, i64) -> S,
+        timestamped: bool,
     ) -> Self {
         let order = KeyOrder::new(changelog.key_serde.clone(), format!("{name}-changelog"));
         KvCore {
@@ -451,33 +462,207 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
             changelog,
             to_log,
             from_log,
+            timestamped,
             pending: None,
+            persistent: false,
+            #[cfg(feature = "rocksdb")]
+            rocks: None,
         }
     }
 
-    fn init(&mut self, context: &StoreContext) {
+    /// Where the store keeps its entries: in RocksDB when `persistent`
+    /// (an error without the `rocksdb` feature).
+    fn set_persistent(&mut self, persistent: bool) -> Result<()> {
+        if persistent && !cfg!(feature = "rocksdb") {
+            return Err(StreamsError::PersistentStoresNotEnabled {
+                store: self.name.clone(),
+            });
+        }
+        self.persistent = persistent;
+        Ok(())
+    }
+
+    fn init(&mut self, context: &StoreContext) -> Result<()> {
         self.changelog.init(&self.name, context);
         self.order.set_topic(context.changelog_topic(&self.name));
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let path = context.state_dir().join("rocksdb").join(&self.name);
+            self.rocks = Some(super::rocksdb::RocksKv::open(&self.name, &path)?);
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        #[cfg(feature = "rocksdb")]
+        {
+            self.rocks = None;
+        }
+    }
+
+    /// The database of a persistent store; an error before `init`.
+    #[cfg(feature = "rocksdb")]
+    fn rocks(&self) -> Option<&super::rocksdb::RocksKv> {
+        self.rocks.as_ref()
+    }
+
+    /// A stored value's bytes in RocksDB: the value's, after its
+    /// timestamp (8 bytes big-endian) in a timestamped store.
+    #[cfg(feature = "rocksdb")]
+    fn encode(&self, stored: &S) -> Result<Vec<u8>> {
+        let (v, ts) = (self.to_log)(stored);
+        let value = self.changelog.value_bytes(self.order.topic(), v)?;
+        if !self.timestamped {
+            return Ok(value);
+        }
+        let mut out = Vec::with_capacity(8 + value.len());
+        out.extend_from_slice(&ts.unwrap_or(-1).to_be_bytes());
+        out.extend_from_slice(&value);
+        Ok(out)
+    }
+
+    /// A stored value from its bytes in RocksDB.
+    #[cfg(feature = "rocksdb")]
+    fn decode(&self, db: &super::rocksdb::RocksKv, bytes: &[u8]) -> Result<S> {
+        let (ts, value) = if self.timestamped {
+            let Some(ts) = crate::time::read_i64(bytes, 0) else {
+                return Err(db.corrupt("a value shorter than its 8-byte timestamp".to_owned()));
+            };
+            (ts, &bytes[8..])
+        } else {
+            (-1, bytes)
+        };
+        let v = self
+            .changelog
+            .value_serde
+            .deserialize(self.order.topic(), value)
+            .map_err(|e| db.corrupt(e.to_string()))?;
+        Ok((self.from_log)(v, ts))
+    }
+
+    /// A key from its bytes in RocksDB.
+    #[cfg(feature = "rocksdb")]
+    fn decode_key(&self, db: &super::rocksdb::RocksKv, bytes: &[u8]) -> Result<K> {
+        self.changelog
+            .key_serde
+            .deserialize(self.order.topic(), bytes)
+            .map_err(|e| db.corrupt(e.to_string()))
+    }
+
+    /// Sets `key` to `value` where the entries are; returns the old value.
+    /// `key_bytes`, when the caller has them, spare a serialization.
+    fn insert(&mut self, key: K, value: S, key_bytes: Option<&Vec<u8>>) -> Result<Option<S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let k = match key_bytes {
+                Some(b) => b.clone(),
+                None => self.order.bytes(&key)?,
+            };
+            let v = self.encode(&value)?;
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            let old = db.put(&k, &v)?;
+            let db = self.rocks.as_ref().ok_or_else(|| not_open(&self.name))?;
+            return old.map(|b| self.decode(db, &b)).transpose();
+        }
+        let order = &self.order;
+        self.map.insert(key, value, |k| match key_bytes {
+            Some(bytes) => Ok(bytes.clone()),
+            None => order.bytes(k),
+        })
+    }
+
+    /// Removes `key` where the entries are; returns the key stored and
+    /// its value.
+    fn remove<Q>(&mut self, key: &Q) -> Result<Option<(K, S)>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let key = key.to_owned();
+            let k = self.order.bytes(&key)?;
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            let old = db.delete(&k)?;
+            let db = self.rocks.as_ref().ok_or_else(|| not_open(&self.name))?;
+            return Ok(old
+                .map(|b| self.decode(db, &b))
+                .transpose()?
+                .map(|s| (key, s)));
+        }
+        Ok(self.map.remove(key))
+    }
+
+    /// The value of `key`, in any borrowed form.
+    fn get<Q>(&self, key: &Q) -> Result<Option<S>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let db = self.rocks().ok_or_else(|| not_open(&self.name))?;
+            let k = self.order.bytes(&key.to_owned())?;
+            return db.get(&k)?.map(|b| self.decode(db, &b)).transpose();
+        }
+        Ok(self.map.get(key).cloned())
+    }
+
+    /// The value of `key`, found by hash in memory (the DSL's look-ups).
+    fn get_key(&self, key: &K) -> Result<Option<S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.get(key);
+        }
+        Ok(self.map.get_key(key).cloned())
+    }
+
+    fn len(&self) -> u64 {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.rocks().map_or(0, super::rocksdb::RocksKv::len);
+        }
+        self.map.len() as u64
+    }
+
+    /// The entries of RocksDB between these bounds of key bytes, decoded.
+    #[cfg(feature = "rocksdb")]
+    fn scan(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        forward: bool,
+        prefix: Option<&[u8]>,
+    ) -> Result<KeyValueIterator<K, S>> {
+        let db = self.rocks().ok_or_else(|| not_open(&self.name))?;
+        if empty_range(start, end) {
+            return Ok(KeyValueIterator::default());
+        }
+        let raw = db.range(start, end, forward, |k| {
+            prefix.is_none_or(|p| k.starts_with(p))
+        })?;
+        let mut out = Vec::with_capacity(raw.len());
+        for (k, v) in raw {
+            out.push((self.decode_key(db, &k)?, self.decode(db, &v)?));
+        }
+        Ok(out.into())
     }
 
     fn put(&mut self, key: K, value: S) -> Result<Option<S>> {
         let (v, ts) = (self.to_log)(&value);
         self.changelog.check_timestamp(ts)?;
-        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
-            let order = &self.order;
-            let old = self
-                .map
-                .insert(key.clone(), value.clone(), |k| order.bytes(k))?;
-            pending.write(key, Some(value), ctx.timestamp());
+        if self.pending.is_some()
+            && let Some((_, ctx)) = &self.changelog.sink
+        {
+            let at = ctx.timestamp();
+            let old = self.insert(key.clone(), value.clone(), None)?;
+            if let Some(pending) = &mut self.pending {
+                pending.write(key, Some(value), at);
+            }
             return Ok(old);
         }
         let encoded = self.changelog.encode_raw(&key, &[], Some(v))?;
-        let order = &self.order;
-        let logged_key = encoded.as_ref().map(|(k, _)| k);
-        let old = self.map.insert(key, value, |k| match logged_key {
-            Some(bytes) => Ok(bytes.clone()),
-            None => order.bytes(k),
-        })?;
+        let old = self.insert(key, value, encoded.as_ref().map(|(k, _)| k))?;
         self.changelog.log_raw(encoded, ts);
         Ok(old)
     }
@@ -485,20 +670,19 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
     /// Kafka's record cache in front of the changelog: the map changes
     /// now, the changelog when the cache is flushed ([`KvCore::log_current`]).
     fn put_unlogged(&mut self, key: K, value: S) -> Result<Option<S>> {
-        let order = &self.order;
-        self.map.insert(key, value, |k| order.bytes(k))
+        self.insert(key, value, None)
     }
 
-    fn delete_unlogged(&mut self, key: &K) -> Option<S> {
-        self.map.remove(key).map(|(_, s)| s)
+    fn delete_unlogged(&mut self, key: &K) -> Result<Option<S>> {
+        Ok(self.remove(key)?.map(|(_, s)| s))
     }
 
     /// Writes `key`'s current value (a tombstone when it has none) to the
     /// changelog: what a flush of the record cache writes.
     fn log_current(&self, key: &K) -> Result<()> {
-        match self.map.get_key(key) {
+        match self.get_key(key)? {
             Some(value) => {
-                let (v, ts) = (self.to_log)(value);
+                let (v, ts) = (self.to_log)(&value);
                 self.changelog.log(key, Some(v), ts)
             }
             None => self.changelog.log(key, None, None),
@@ -510,17 +694,22 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
         K: Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
-        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+        if self.pending.is_some()
+            && let Some((_, ctx)) = &self.changelog.sink
+        {
             // Cached: the tombstone waits for the commit, even for a key
             // the store never had, as Kafka's caching store's does.
-            let (key, old) = match self.map.remove(key) {
+            let at = ctx.timestamp();
+            let (key, old) = match self.remove(key)? {
                 Some((k, old)) => (k, Some(old)),
                 None => (key.to_owned(), None),
             };
-            pending.write(key, None, ctx.timestamp());
+            if let Some(pending) = &mut self.pending {
+                pending.write(key, None, at);
+            }
             return Ok(old);
         }
-        match self.map.remove(key) {
+        match self.remove(key)? {
             Some((k, old)) => {
                 self.changelog.log(&k, None, None)?;
                 Ok(Some(old))
@@ -559,7 +748,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
         Ok(())
     }
 
-    /// The entries of these slots, in this order.
+    /// The entries of these slots (in memory), in this order.
     fn entries(&self, slots: Vec<usize>, forward: bool) -> KeyValueIterator<K, S> {
         let mut out: Vec<(K, S)> = slots
             .into_iter()
@@ -574,13 +763,23 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
         out.into()
     }
 
+    /// Every entry, in Kafka's order (the reverse when not `forward`).
+    fn all(&self, forward: bool) -> Result<KeyValueIterator<K, S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.scan(Bound::Unbounded, Bound::Unbounded, forward, None);
+        }
+        Ok(self.entries(self.map.ordered(), forward))
+    }
+
     fn range<Q, R>(&self, range: R, forward: bool) -> Result<KeyValueIterator<K, S>>
     where
         K: Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
         R: RangeBounds<Q>,
     {
-        let slots = if self.map.by_bytes() {
+        let by_bytes = self.map.by_bytes() || self.persistent;
+        let slots = if by_bytes {
             let bytes = |bound: Bound<&Q>| -> Result<Bound<Vec<u8>>> {
                 Ok(match owned_bound(bound) {
                     Bound::Included(k) => Bound::Included(self.order.bytes(&k)?),
@@ -589,10 +788,15 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
                 })
             };
             let (start, end) = (bytes(range.start_bound())?, bytes(range.end_bound())?);
-            self.map.range_by_bytes(
+            let (start, end) = (
                 start.as_ref().map(Vec::as_slice),
                 end.as_ref().map(Vec::as_slice),
-            )
+            );
+            #[cfg(feature = "rocksdb")]
+            if self.persistent {
+                return self.scan(start, end, forward, None);
+            }
+            self.map.range_by_bytes(start, end)
         } else {
             self.map
                 .range_by_ord(range.start_bound(), range.end_bound())
@@ -601,6 +805,15 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
     }
 
     fn prefix_scan(&self, prefix: &[u8]) -> Result<KeyValueIterator<K, S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.scan(
+                Bound::Included(prefix),
+                Bound::Unbounded,
+                true,
+                Some(prefix),
+            );
+        }
         let slots = if self.map.by_bytes() {
             self.map
                 .range_by_bytes(Bound::Included(prefix), Bound::Unbounded)
@@ -651,14 +864,26 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
                 Some(bytes) => {
                     let value = self.changelog.decode_value(&topic, offset, bytes)?;
                     let stored = (self.from_log)(value, record.timestamp);
-                    self.map.insert(key, stored, |_| Ok(key_bytes.clone()))?;
+                    self.insert(key, stored, Some(key_bytes))?;
                 }
                 None => {
-                    self.map.remove(&key);
+                    self.remove(&key)?;
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The error of a persistent store used before its task started it.
+#[cfg(feature = "rocksdb")]
+fn not_open(store: &str) -> StreamsError {
+    StreamsError::StoreIo {
+        store: store.to_owned(),
+        path: std::path::PathBuf::new(),
+        action: "read or write",
+        reason: "the store is not open: its task has not started it (init) or has closed it"
+            .to_owned(),
     }
 }
 
@@ -681,7 +906,7 @@ macro_rules! kv_store_common {
                 K: std::borrow::Borrow<Q>,
                 Q: Ord + ToOwned<Owned = K> + ?Sized,
             {
-                Ok(self.core.map.get(key).cloned())
+                self.core.get(key)
             }
 
             /// Removes `key` and writes a tombstone to the changelog (even
@@ -704,7 +929,7 @@ macro_rules! kv_store_common {
             /// # Errors
             /// None for a store in memory.
             pub fn all(&self) -> Result<KeyValueIterator<K, $stored>> {
-                Ok(self.core.entries(self.core.map.ordered(), true))
+                self.core.all(true)
             }
 
             /// Every entry, last key first, Kafka's `reverseAll()`.
@@ -712,7 +937,7 @@ macro_rules! kv_store_common {
             /// # Errors
             /// None for a store in memory.
             pub fn reverse_all(&self) -> Result<KeyValueIterator<K, $stored>> {
-                Ok(self.core.entries(self.core.map.ordered(), false))
+                self.core.all(false)
             }
 
             /// The entries whose key is in `range`, in Kafka's key order:
@@ -789,12 +1014,12 @@ macro_rules! kv_store_common {
 
             /// How many entries there are (exact for in-memory stores).
             pub fn approximate_num_entries(&self) -> u64 {
-                self.core.map.len() as u64
+                self.core.len()
             }
 
             /// Whether the store is empty.
             pub fn is_empty(&self) -> bool {
-                self.core.map.is_empty()
+                self.core.len() == 0
             }
 
             /// Replays changelog records (in offset order) into the store:
@@ -828,8 +1053,14 @@ macro_rules! kv_store_common {
                 super::key_value_types::<K, V>()
             }
             fn init(&mut self, context: &StoreContext) -> Result<()> {
-                self.core.init(context);
+                self.core.init(context)
+            }
+            fn close(&mut self) -> Result<()> {
+                self.core.close();
                 Ok(())
+            }
+            fn persistent(&self) -> bool {
+                self.core.persistent
             }
             fn commit(&mut self) -> Result<()> {
                 self.core.commit()
@@ -900,7 +1131,7 @@ pub struct KeyValueStore<K, V> {
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStore<K, V> {
     pub(crate) fn new(name: &str, changelog: Changelog<K, V>) -> Self {
         KeyValueStore {
-            core: KvCore::new(name, changelog, |v| (v, None), |v, _| v),
+            core: KvCore::new(name, changelog, |v| (v, None), |v, _| v, false),
         }
     }
 
@@ -919,8 +1150,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStore<K, V> {
     /// # Errors
     /// The changelog serde failed.
     pub fn put_if_absent(&mut self, key: K, value: V) -> Result<Option<V>> {
-        match self.core.map.get_key(&key) {
-            Some(v) => Ok(Some(v.clone())),
+        match self.core.get_key(&key)? {
+            Some(v) => Ok(Some(v)),
             None => self.core.put(key, value).map(|_| None),
         }
     }
@@ -959,6 +1190,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
                 changelog,
                 |vt| (&vt.value, Some(vt.timestamp)),
                 ValueAndTimestamp::new,
+                true,
             ),
             caching: false,
         }
@@ -966,8 +1198,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
 
     /// As `get`, by hash for the key types that have one here: the DSL's
     /// processors look up this way.
-    pub(crate) fn get_key(&self, key: &K) -> Option<&ValueAndTimestamp<V>> {
-        self.core.map.get_key(key)
+    pub(crate) fn get_key(&self, key: &K) -> Result<Option<ValueAndTimestamp<V>>> {
+        self.core.get_key(key)
     }
 
     /// Sets `key` without writing the changelog (the record cache writes
@@ -983,7 +1215,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
     }
 
     /// Removes `key` without writing the changelog. Returns the old value.
-    pub(crate) fn delete_unlogged(&mut self, key: &K) -> Option<ValueAndTimestamp<V>> {
+    pub(crate) fn delete_unlogged(&mut self, key: &K) -> Result<Option<ValueAndTimestamp<V>>> {
         self.core.delete_unlogged(key)
     }
 
@@ -1015,8 +1247,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
         value: V,
         timestamp: i64,
     ) -> Result<Option<ValueAndTimestamp<V>>> {
-        match self.core.map.get_key(&key) {
-            Some(v) => Ok(Some(v.clone())),
+        match self.core.get_key(&key)? {
+            Some(v) => Ok(Some(v)),
             None => self
                 .core
                 .put(key, ValueAndTimestamp::new(value, timestamp))
@@ -1039,6 +1271,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for KeyValueStore<K
     fn make(name: &str, (): &(), parts: StoreParts<K, V>) -> Result<Self> {
         let mut store = KeyValueStore::new(name, parts.changelog);
         store.core.pending = parts.cache.then(PendingWrites::new);
+        store.core.set_persistent(parts.persistent)?;
         Ok(store)
     }
 }
@@ -1052,6 +1285,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedKeyV
         let mut store = TimestampedKeyValueStore::new(name, parts.changelog);
         store.caching = parts.caching;
         store.core.pending = parts.cache.then(PendingWrites::new);
+        store.core.set_persistent(parts.persistent)?;
         Ok(store)
     }
 }

@@ -67,7 +67,29 @@ type Sessions<K, V> = BTreeMap<i64, BTreeMap<OrderedKey<K>, BTreeMap<i64, V>>>;
 /// Each change is written to the changelog with Kafka's session key: the
 /// key's bytes, then the session end and start, 8 bytes big-endian each;
 /// a removal writes a tombstone. [`SessionStore::restore`] replays a
-/// changelog.
+/// changelog. Reads across keys are by session end, then key in Kafka's
+/// order (by the keys' serialized bytes).
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::{Window, Windowed};
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::state::{SessionStore, StoreBuilder, Stores};
+/// use streams_core::StreamsConfig;
+///
+/// let builder = Stores::session_store_builder("s", Duration::from_secs(1), I64Serde, StringSerde);
+/// let mut built = builder.build(&StreamsConfig::default())?;
+/// let store = built.as_any_mut().downcast_mut::<SessionStore<i64, String>>().ok_or("type")?;
+/// for key in [-1, 1] {
+///     store.put(Windowed::new(key, Window::new(0, 5)), format!("v{key}"))?;
+/// }
+/// let keys: Vec<i64> = store.all()?.map(|(w, _)| w.key).collect();
+/// assert_eq!(keys, [1, -1]);
+/// let (from, to) = (-1, 1); // -1's bytes come after 1's: nothing
+/// assert_eq!(store.fetch_range(from..=to)?.count(), 0);
+/// assert_eq!(store.fetch_session(&-1, 0, 5)?.as_deref(), Some("v-1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct SessionStore<K, V> {
     name: String,
     retention_ms: i64,

@@ -747,6 +747,30 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
 /// changelog. Reads across keys are by window start, then key in Kafka's
 /// order (by the keys' serialized bytes), as Kafka's in-memory window
 /// store gives them.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::state::{StoreBuilder, Stores, WindowStore};
+/// use streams_core::StreamsConfig;
+///
+/// let (retention, size) = (Duration::from_secs(1), Duration::from_millis(10));
+/// let builder = Stores::window_store_builder("w", retention, size, false, I64Serde, StringSerde);
+/// let mut built = builder.build(&StreamsConfig::default())?;
+/// let store = built.as_any_mut().downcast_mut::<WindowStore<i64, String>>().ok_or("type")?;
+/// for (key, start) in [(1, 0), (-1, 0), (2, 10)] {
+///     store.put(key, format!("v{key}"), start)?;
+/// }
+/// // By window start, then key bytes: -1 (0xff..) after 1.
+/// let shown = |w: streams_core::dsl::Windowed<i64>| format!("{}@{}", w.key, w.window.start);
+/// let all: Vec<String> = store.all()?.map(|(w, _)| shown(w)).collect();
+/// assert_eq!(all, ["1@0", "-1@0", "2@10"]);
+/// // Keys 1 to -1 compare as bytes: every key from 1 on.
+/// let (from, to) = (1, -1);
+/// assert_eq!(store.fetch_range(from..=to, 0..=10)?.count(), 3);
+/// assert_eq!(store.backward_fetch_all(..)?.next().map(|(w, _)| shown(w)).as_deref(), Some("2@10"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct WindowStore<K, V> {
     core: WindowCore<K, V, V>,
 }
