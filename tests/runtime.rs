@@ -136,8 +136,8 @@ fn word_count_over_four_partitions_matches_the_model() {
                 TaskId::new(1, p),
             )
             .unwrap();
-        for (k, v) in store.all() {
-            from_stores.insert(k.clone(), v.value);
+        for (k, v) in store.all().unwrap() {
+            from_stores.insert(k, v.value);
         }
     }
     assert_eq!(from_stores, model(&lines));

@@ -55,7 +55,8 @@ fn prices_in(app: &StreamsCluster, instance: &str) -> BTreeMap<String, i64> {
         .global_store::<TimestampedKeyValueStore<String, i64>>(STORE)
         .unwrap()
         .all()
-        .map(|(k, v)| (k.clone(), v.value))
+        .unwrap()
+        .map(|(k, v)| (k, v.value))
         .collect()
 }
 

@@ -172,7 +172,8 @@ fn a_repartition_partitioner_decides_which_task_aggregates() {
             .store::<TimestampedKeyValueStore<String, i64>>(store, task)
             .unwrap()
             .all()
-            .map(|(k, v)| (k.clone(), v.value))
+            .unwrap()
+            .map(|(k, v)| (k, v.value))
             .collect()
     };
     assert_eq!(counts(TaskId::new(1, 0)), BTreeMap::new());

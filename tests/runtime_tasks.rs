@@ -46,7 +46,7 @@ fn counts_in(
         streams.store::<TimestampedKeyValueStore<String, i64>>(STORE, task)
     }
     .unwrap();
-    store.all().map(|(k, v)| (k.clone(), v.value)).collect()
+    store.all().unwrap().map(|(k, v)| (k, v.value)).collect()
 }
 
 fn end_offset(app: &StreamsCluster, topic: &str, partition: i32) -> i64 {

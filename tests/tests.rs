@@ -12,6 +12,7 @@ mod compat;
 mod compat_runtime;
 mod dead_letter_queue;
 mod driver;
+mod driver_stores;
 mod dsl;
 mod errors;
 mod optimization;

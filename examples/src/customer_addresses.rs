@@ -332,10 +332,7 @@ mod tests {
             .downcast_mut::<TimestampedKeyValueStore<String, String>>()
             .expect("a timestamped key-value store builder builds one");
         restored.restore(&records)?;
-        let restored: Vec<_> = restored
-            .all()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let restored: Vec<_> = restored.all()?.collect();
         assert_eq!(restored, original);
         assert_eq!(
             restored,

@@ -113,6 +113,28 @@ impl StreamsConfig {
     /// The application id used when none is given.
     pub const DEFAULT_APPLICATION_ID: &'static str = "test-app";
 
+    /// `state.dir`: where persistent (RocksDB) stores keep their files,
+    /// `<state.dir>/<application.id>/<task>/rocksdb/<store>`, as Kafka
+    /// lays them out.
+    pub const STATE_DIR_CONFIG: &'static str = "state.dir";
+
+    /// Kafka's default `state.dir`: `kafka-streams` in the system's
+    /// temporary directory (`/tmp/kafka-streams` on Linux). Tests should
+    /// give each driver a directory of its own.
+    pub const DEFAULT_STATE_DIR: &'static str = "/tmp/kafka-streams";
+
+    /// `dsl.store.suppliers.class` (KIP-954): which stores the DSL builds
+    /// when an operator's `Materialized` names none; Kafka's
+    /// `BuiltInDslStoreSuppliers$RocksDBDslStoreSuppliers` (its default) or
+    /// `$InMemoryDslStoreSuppliers`. Here DSL stores stay in memory unless
+    /// this (or the older `default.dsl.store = rocksDB`) asks for RocksDB:
+    /// see [`StreamsConfig::dsl_stores_persistent`].
+    pub const DSL_STORE_SUPPLIERS_CLASS_CONFIG: &'static str = "dsl.store.suppliers.class";
+
+    /// `default.dsl.store` (Kafka 3.x, deprecated by
+    /// `dsl.store.suppliers.class`): `rocksDB` or `in_memory`.
+    pub const DEFAULT_DSL_STORE_CONFIG: &'static str = "default.dsl.store";
+
     /// `deserialization.exception.handler`: the handler of records that
     /// cannot be deserialized.
     pub const DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG: &'static str =
@@ -491,6 +513,54 @@ impl StreamsConfig {
     /// Every property set with [`StreamsConfig::with_property`].
     pub fn properties(&self) -> &BTreeMap<String, String> {
         &self.properties
+    }
+
+    /// `state.dir`, or Kafka's default ([`StreamsConfig::DEFAULT_STATE_DIR`]).
+    ///
+    /// ```
+    /// use streams_core::StreamsConfig;
+    /// let config = StreamsConfig::new("app").with_property("state.dir", "/var/lib/streams");
+    /// assert_eq!(config.state_dir(), std::path::Path::new("/var/lib/streams"));
+    /// assert_eq!(StreamsConfig::new("app").state_dir(), std::path::Path::new("/tmp/kafka-streams"));
+    /// ```
+    pub fn state_dir(&self) -> std::path::PathBuf {
+        self.properties
+            .get(Self::STATE_DIR_CONFIG)
+            .map_or(Self::DEFAULT_STATE_DIR, String::as_str)
+            .into()
+    }
+
+    /// Whether the DSL's key-value stores (tables, aggregations) live in
+    /// RocksDB: only when `dsl.store.suppliers.class` names Kafka's
+    /// `RocksDBDslStoreSuppliers` or `default.dsl.store` is `rocksDB`.
+    /// Kafka's default is RocksDB; here it is memory, which keeps tests
+    /// fast and needs no files (and no `rocksdb` feature), with the same
+    /// key order and the same results.
+    ///
+    /// ```
+    /// use streams_core::StreamsConfig;
+    /// assert!(!StreamsConfig::new("app").dsl_stores_persistent());
+    /// let rocks = StreamsConfig::new("app").with_property("default.dsl.store", "rocksDB");
+    /// assert!(rocks.dsl_stores_persistent());
+    /// ```
+    pub fn dsl_stores_persistent(&self) -> bool {
+        if let Some(class) = self.properties.get(Self::DSL_STORE_SUPPLIERS_CLASS_CONFIG) {
+            return class.trim().ends_with("RocksDBDslStoreSuppliers");
+        }
+        self.properties
+            .get(Self::DEFAULT_DSL_STORE_CONFIG)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("rocksdb"))
+    }
+
+    /// Whether the config leaves Kafka's record cache on: it is off when
+    /// the cache size is 0 (`statestore.cache.max.bytes`, or else the
+    /// older `cache.max.bytes.buffering`); Kafka's default is 10 MB.
+    pub(crate) fn record_cache_enabled(&self) -> bool {
+        let size = self
+            .properties
+            .get("statestore.cache.max.bytes")
+            .or_else(|| self.properties.get("cache.max.bytes.buffering"));
+        !matches!(size.map(|s| s.trim().parse::<i64>()), Some(Ok(0)))
     }
 }
 

@@ -622,17 +622,86 @@ pub enum StreamsError {
         /// The stores that exist.
         existing: Vec<String>,
     },
-    /// A store asked for as the wrong kind or type.
+    /// A store asked for as the wrong kind or type: the message names
+    /// the store's real kind and types and the getter that reads it.
     #[error(
-        "store `{store}` is a {actual} of other types than asked for ({expected}); use the getter for a {actual}, with its key and value types"
+        "store `{store}` is a {actual}{}, not the {expected} asked for; read it with {}",
+        actual_types_shown(*actual, actual_types),
+        read_with(store, *actual, actual_types)
     )]
     WrongStoreType {
         /// The store.
         store: String,
-        /// What was asked for, as `kind<K, V>`.
+        /// What was asked for: a kind with its types (`key-value
+        /// store<String, i64>`) or a type (`KeyValueStore<String, i64>`).
         expected: String,
         /// What the store is.
         actual: StoreKind,
+        /// Its key and value types (`String, i64`), or for a store of your
+        /// own its type (`Counter`), without their paths.
+        actual_types: String,
+    },
+    /// A built-in store asked for through the getter of stores of your own
+    /// (`state_store`, Kafka's `getStateStore`, which refuses built-in
+    /// stores too).
+    #[error(
+        "store `{store}` is a {kind}, not a store of your own: read it with `{}::<K, V>(\"{store}\")`",
+        kind.getter()
+    )]
+    BuiltInStore {
+        /// The store.
+        store: String,
+        /// Its kind.
+        kind: StoreKind,
+    },
+    /// A store was asked to write a changelog record at a negative
+    /// timestamp, which Kafka's producer refuses (Kafka's value-only view
+    /// of a timestamped store writes at -1).
+    #[error(
+        "cannot write a record at timestamp {timestamp} to the changelog `{topic}`: Kafka refuses negative timestamps (the value-only view of a timestamped store writes at -1, as Kafka's does); write through the timestamped getter with a timestamp, or build the store with its logging disabled"
+    )]
+    NegativeChangelogTimestamp {
+        /// The changelog topic.
+        topic: String,
+        /// The timestamp asked for.
+        timestamp: i64,
+    },
+    /// A persistent (RocksDB) store could not open, read or write its
+    /// files.
+    #[error(
+        "store `{store}` cannot {action} its RocksDB files at {}: {reason}; check that the directory can be created and written (`state.dir`), and that no other driver or application uses the same `state.dir` and `application.id` (RocksDB locks a store's directory)",
+        path.display()
+    )]
+    StoreIo {
+        /// The store.
+        store: String,
+        /// The store's directory.
+        path: std::path::PathBuf,
+        /// What failed: `open`, `read`, `write`, `create its directory`,
+        /// `decode a value of`.
+        action: &'static str,
+        /// RocksDB's or the file system's reason.
+        reason: String,
+    },
+    /// The test driver could not delete the state directory at close.
+    #[error(
+        "cannot delete the state directory {} at close: {reason}; delete it yourself, and check that nothing else uses it",
+        path.display()
+    )]
+    StateDirCleanup {
+        /// `<state.dir>/<application.id>`.
+        path: std::path::PathBuf,
+        /// The file system's reason.
+        reason: String,
+    },
+    /// A store was to live in RocksDB (the config's DSL store suppliers),
+    /// but the crate was built without its `rocksdb` feature.
+    #[error(
+        "store `{store}` is to be a persistent (RocksDB) store, but streams-core was built without its `rocksdb` feature; enable it (`streams-core = {{ version = \"..\", features = [\"rocksdb\"] }}`) or keep the DSL's stores in memory (drop `dsl.store.suppliers.class` / `default.dsl.store` from the config)"
+    )]
+    PersistentStoresNotEnabled {
+        /// The store.
+        store: String,
     },
     /// A processor used a store it is not connected to.
     #[error(
@@ -793,10 +862,12 @@ impl StreamsError {
         }
     }
 
-    /// The message Kafka's own exception has for this error, where ours
-    /// extends a message of Kafka's: for
+    /// The message Kafka's own exception has for this error, where Kafka
+    /// has one to compare with: for
     /// [`InvalidTopologyOptimization`](StreamsError::InvalidTopologyOptimization),
-    /// the `ConfigException`'s message exactly as Kafka 4.4 writes it.
+    /// the `ConfigException`'s message exactly as Kafka 4.4 writes it (ours
+    /// extends it); for [`BuiltInStore`](StreamsError::BuiltInStore), the
+    /// `IllegalArgumentException` of Kafka's `getStateStore`.
     ///
     /// ```
     /// use streams_core::config::TopologyOptimizations;
@@ -809,6 +880,10 @@ impl StreamsError {
             StreamsError::InvalidTopologyOptimization { value, unknown } => {
                 Some(optimization_kafka_message(value, unknown.as_deref()))
             }
+            StreamsError::BuiltInStore { store, kind } => Some(format!(
+                "Store {store} is a {kind} and should be accessed via `{}()`",
+                kind.kafka_getter()
+            )),
             _ => None,
         }
     }
@@ -888,6 +963,60 @@ impl UserCodePanic {
     }
 }
 
+/// `<K, V>` after a built-in kind, ` `Type`` after a custom one.
+fn actual_types_shown(kind: StoreKind, types: &str) -> String {
+    match kind {
+        StoreKind::Custom => format!(" `{types}`"),
+        _ => format!("<{types}>"),
+    }
+}
+
+/// The getter call that reads a store of this kind and these types.
+fn read_with(store: &str, kind: StoreKind, types: &str) -> String {
+    let call = |getter: &str| format!("`{getter}::<{types}>(\"{store}\")`");
+    match kind {
+        StoreKind::Custom => format!("`state_store(\"{store}\")` as a `{types}`"),
+        StoreKind::TimestampedKeyValue => format!(
+            "{}, or {} for its values only",
+            call(kind.getter()),
+            call(StoreKind::KeyValue.getter())
+        ),
+        StoreKind::TimestampedWindow => format!(
+            "{}, or {} for its values only",
+            call(kind.getter()),
+            call(StoreKind::Window.getter())
+        ),
+        _ => call(kind.getter()),
+    }
+}
+
+/// A Rust type's name without its paths, for messages:
+/// `alloc::vec::Vec<alloc::string::String>` is `Vec<String>`.
+///
+/// ```
+/// use streams_core::error::short_type_name;
+/// assert_eq!(short_type_name(std::any::type_name::<Vec<String>>()), "Vec<String>");
+/// assert_eq!(short_type_name("(alloc::string::String, core::option::Option<i64>)"), "(String, Option<i64>)");
+/// ```
+pub fn short_type_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut path = String::new();
+    let flush = |path: &mut String, out: &mut String| {
+        out.push_str(path.rsplit("::").next().unwrap_or_default());
+        path.clear();
+    };
+    for c in name.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            path.push(c);
+        } else {
+            flush(&mut path, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut path, &mut out);
+    out
+}
+
 /// The result type of this crate.
 pub type Result<T, E = StreamsError> = std::result::Result<T, E>;
 
@@ -900,9 +1029,12 @@ pub enum StoreKind {
     KeyValue,
     /// [`TimestampedKeyValueStore`](crate::state::TimestampedKeyValueStore).
     TimestampedKeyValue,
-    /// A window store.
+    /// [`WindowStore`](crate::state::WindowStore).
     Window,
-    /// A session store.
+    /// [`TimestampedWindowStore`](crate::state::TimestampedWindowStore):
+    /// the store of a DSL windowed aggregation.
+    TimestampedWindow,
+    /// [`SessionStore`](crate::state::SessionStore).
     Session,
     /// [`VersionedKeyValueStore`](crate::state::VersionedKeyValueStore).
     VersionedKeyValue,
@@ -916,10 +1048,49 @@ impl fmt::Display for StoreKind {
             StoreKind::KeyValue => "key-value store",
             StoreKind::TimestampedKeyValue => "timestamped key-value store",
             StoreKind::Window => "window store",
+            StoreKind::TimestampedWindow => "timestamped window store",
             StoreKind::Session => "session store",
             StoreKind::VersionedKeyValue => "versioned key-value store",
             StoreKind::Custom => "custom store",
         })
+    }
+}
+
+impl StoreKind {
+    /// The getter that reads a store of this kind, on the test driver and
+    /// on a processor's context alike: `key_value_store`,
+    /// `timestamped_key_value_store`, `window_store`,
+    /// `timestamped_window_store`, `session_store`,
+    /// `versioned_key_value_store`, or `state_store` for a store of your
+    /// own.
+    ///
+    /// ```
+    /// use streams_core::state::StoreKind;
+    /// assert_eq!(StoreKind::TimestampedKeyValue.getter(), "timestamped_key_value_store");
+    /// ```
+    pub fn getter(self) -> &'static str {
+        match self {
+            StoreKind::KeyValue => "key_value_store",
+            StoreKind::TimestampedKeyValue => "timestamped_key_value_store",
+            StoreKind::Window => "window_store",
+            StoreKind::TimestampedWindow => "timestamped_window_store",
+            StoreKind::Session => "session_store",
+            StoreKind::VersionedKeyValue => "versioned_key_value_store",
+            StoreKind::Custom => "state_store",
+        }
+    }
+
+    /// Kafka's `TopologyTestDriver` getter for this kind.
+    fn kafka_getter(self) -> &'static str {
+        match self {
+            StoreKind::KeyValue => "getKeyValueStore",
+            StoreKind::TimestampedKeyValue => "getTimestampedKeyValueStore",
+            StoreKind::Window => "getWindowStore",
+            StoreKind::TimestampedWindow => "getTimestampedWindowStore",
+            StoreKind::Session => "getSessionStore",
+            StoreKind::VersionedKeyValue => "getVersionedKeyValueStore",
+            StoreKind::Custom => "getStateStore",
+        }
     }
 }
 
@@ -1004,6 +1175,11 @@ mod tests {
             StreamsError::Reentrant { .. } => "Reentrant",
             StreamsError::UnknownStore { .. } => "UnknownStore",
             StreamsError::WrongStoreType { .. } => "WrongStoreType",
+            StreamsError::BuiltInStore { .. } => "BuiltInStore",
+            StreamsError::StoreIo { .. } => "StoreIo",
+            StreamsError::StateDirCleanup { .. } => "StateDirCleanup",
+            StreamsError::PersistentStoresNotEnabled { .. } => "PersistentStoresNotEnabled",
+            StreamsError::NegativeChangelogTimestamp { .. } => "NegativeChangelogTimestamp",
             StreamsError::StoreNotConnected { .. } => "StoreNotConnected",
             StreamsError::UnsupportedForeignKeyJoinVersion { .. } => {
                 "UnsupportedForeignKeyJoinVersion"
@@ -1266,7 +1442,39 @@ mod tests {
                 store: s("st"),
                 expected: s("window store<String, i64>"),
                 actual: StoreKind::KeyValue,
+                actual_types: s("String, i64"),
             },
+            StreamsError::WrongStoreType {
+                store: s("counts"),
+                expected: s("KeyValueStore<String, String>"),
+                actual: StoreKind::TimestampedKeyValue,
+                actual_types: s("String, i64"),
+            },
+            StreamsError::WrongStoreType {
+                store: s("counter"),
+                expected: s("session store<String, i64>"),
+                actual: StoreKind::Custom,
+                actual_types: s("Counter"),
+            },
+            StreamsError::BuiltInStore {
+                store: s("counts"),
+                kind: StoreKind::TimestampedKeyValue,
+            },
+            StreamsError::NegativeChangelogTimestamp {
+                topic: s("app-counts-changelog"),
+                timestamp: -1,
+            },
+            StreamsError::StoreIo {
+                store: s("counts"),
+                path: std::path::PathBuf::from("/tmp/kafka-streams/app/0_0/rocksdb/counts"),
+                action: "open",
+                reason: s("IO error: lock hold by current process"),
+            },
+            StreamsError::StateDirCleanup {
+                path: std::path::PathBuf::from("/tmp/kafka-streams/app"),
+                reason: s("Permission denied (os error 13)"),
+            },
+            StreamsError::PersistentStoresNotEnabled { store: s("counts") },
             StreamsError::StoreNotConnected {
                 node: s("p"),
                 store: s("st"),
@@ -1356,7 +1564,14 @@ mod tests {
         ProductionFailed: unable to produce a record to topic `out` (timestamp 5), task 0_0, topic `t`, partition 0, offset 3: cannot serialize the value of a record for topic `out` in node `sink`: too big
         Reentrant: processor `p` was re-entered while processing; processors of one sub-topology must not form a cycle
         UnknownStore: no store named `nope`; the stores are ["st"]
-        WrongStoreType: store `st` is a key-value store of other types than asked for (window store<String, i64>); use the getter for a key-value store, with its key and value types
+        WrongStoreType: store `st` is a key-value store<String, i64>, not the window store<String, i64> asked for; read it with `key_value_store::<String, i64>("st")`
+        WrongStoreType: store `counts` is a timestamped key-value store<String, i64>, not the KeyValueStore<String, String> asked for; read it with `timestamped_key_value_store::<String, i64>("counts")`, or `key_value_store::<String, i64>("counts")` for its values only
+        WrongStoreType: store `counter` is a custom store `Counter`, not the session store<String, i64> asked for; read it with `state_store("counter")` as a `Counter`
+        BuiltInStore: store `counts` is a timestamped key-value store, not a store of your own: read it with `timestamped_key_value_store::<K, V>("counts")`
+        NegativeChangelogTimestamp: cannot write a record at timestamp -1 to the changelog `app-counts-changelog`: Kafka refuses negative timestamps (the value-only view of a timestamped store writes at -1, as Kafka's does); write through the timestamped getter with a timestamp, or build the store with its logging disabled
+        StoreIo: store `counts` cannot open its RocksDB files at /tmp/kafka-streams/app/0_0/rocksdb/counts: IO error: lock hold by current process; check that the directory can be created and written (`state.dir`), and that no other driver or application uses the same `state.dir` and `application.id` (RocksDB locks a store's directory)
+        StateDirCleanup: cannot delete the state directory /tmp/kafka-streams/app at close: Permission denied (os error 13); delete it yourself, and check that nothing else uses it
+        PersistentStoresNotEnabled: store `counts` is to be a persistent (RocksDB) store, but streams-core was built without its `rocksdb` feature; enable it (`streams-core = { version = "..", features = ["rocksdb"] }`) or keep the DSL's stores in memory (drop `dsl.store.suppliers.class` / `default.dsl.store` from the config)
         StoreNotConnected: processor `p` has no access to store `st`: the store is not connected to it; connect it with `add_state_store(.., &["p"])` or `connect_processor_and_state_stores`
         UnsupportedForeignKeyJoinVersion: foreign-key join node `KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011` read a subscription of version 2 from `app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`, newer than the version 1 it reads; run the same version on every instance (upgrade the older ones first)
         InvalidVersionedStore: versioned store `v`: historyRetention cannot be negative (was -1 ms); give a history retention of zero or more

@@ -1682,7 +1682,10 @@ fn add_global_store_in_the_processor_api() -> TestResult {
         ) -> streams_core::Result<()> {
             let name = {
                 let store = ctx.key_value_store::<S, S>("names")?;
-                r.key.as_ref().and_then(|k| store.get(k).cloned())
+                match r.key.as_ref() {
+                    Some(k) => store.get(k)?,
+                    None => None,
+                }
             };
             ctx.forward(r.with_value(name))
         }
@@ -1878,7 +1881,7 @@ proptest! {
             .ok_or_else(|| TestCaseError::fail("not a timestamped store"))?;
         restored.restore(&changelog).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let restored: Vec<(S, ValueAndTimestamp<i32>)> =
-            restored.all().map(|(k, v)| (k.clone(), v.clone())).collect();
+            restored.all().map_err(|e| TestCaseError::fail(e.to_string()))?.collect();
         prop_assert_eq!(restored, store);
     }
 }

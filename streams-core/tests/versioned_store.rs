@@ -101,20 +101,20 @@ impl Fixture {
     }
 
     fn delete(&self, key: &str, timestamp: i64) -> Option<VersionedRecord<String>> {
-        self.store().delete(&key.into(), timestamp).expect("delete")
+        self.store().delete(key, timestamp).expect("delete")
     }
 
     #[track_caller]
     fn verify_get(&self, key: &str, value: &str, timestamp: i64) {
         assert_eq!(
-            self.store().get(&key.into()),
+            self.store().get(key),
             Some(VersionedRecord::new(value.into(), timestamp))
         );
     }
 
     #[track_caller]
     fn verify_get_null(&self, key: &str) {
-        assert_eq!(self.store().get(&key.into()), None);
+        assert_eq!(self.store().get(key), None);
     }
 
     #[track_caller]
@@ -125,7 +125,7 @@ impl Fixture {
             VersionedRecord::with_valid_to(value.into(), timestamp, valid_to)
         };
         assert_eq!(
-            self.store().get_as_of(&key.into(), as_of),
+            self.store().get_as_of(key, as_of),
             Some(expected),
             "get({key}, {as_of})"
         );
@@ -134,7 +134,7 @@ impl Fixture {
     #[track_caller]
     fn verify_get_as_of_null(&self, key: &str, as_of: i64) {
         assert_eq!(
-            self.store().get_as_of(&key.into(), as_of),
+            self.store().get_as_of(key, as_of),
             None,
             "get({key}, {as_of})"
         );
@@ -406,10 +406,7 @@ fn should_put_repeat_timestamps() {
         f.put(k, v, ts, valid_to);
     }
     let store = f.store();
-    verify_repeat_timestamps(
-        &|k, t| store.get_as_of(&k.into(), t),
-        store.get(&"k".into()),
-    );
+    verify_repeat_timestamps(&|k, t| store.get_as_of(k, t), store.get("k"));
 }
 
 #[test]
@@ -939,17 +936,17 @@ fn should_not_restore_expired() {
         ]],
         |store| {
             assert_eq!(
-                store.get(&"k".into()),
+                store.get("k"),
                 Some(VersionedRecord::new("v".into(), HISTORY_RETENTION + 10))
             );
             assert_eq!(
-                store.get(&"k1".into()),
+                store.get("k1"),
                 Some(VersionedRecord::new(
                     "v1".into(),
                     HISTORY_RETENTION + 10 - GRACE_PERIOD
                 ))
             );
-            assert_eq!(store.get(&"k2".into()), None);
+            assert_eq!(store.get("k2"), None);
         },
     );
 }
@@ -964,14 +961,14 @@ fn should_restore_even_if_record_would_be_expired_by_end_of_batch() {
         ]],
         |store| {
             assert_eq!(
-                store.get(&"k2".into()),
+                store.get("k2"),
                 Some(VersionedRecord::new(
                     "v2".into(),
                     HISTORY_RETENTION - GRACE_PERIOD
                 ))
             );
             assert_eq!(
-                store.get(&"k".into()),
+                store.get("k"),
                 Some(VersionedRecord::new("v".into(), HISTORY_RETENTION + 10))
             );
         },
@@ -1103,7 +1100,7 @@ fn the_driver_getter_names_the_kind_of_a_store_asked_for_with_the_wrong_getter()
         .expect_err("must fail");
     assert_eq!(
         err.to_string(),
-        "store `myversionedrocks` is a versioned key-value store of other types than asked for (key-value store); use the getter for a versioned key-value store, with its key and value types"
+        "store `myversionedrocks` is a versioned key-value store<String, String>, not the KeyValueStore<String, String> asked for; read it with `versioned_key_value_store::<String, String>(\"myversionedrocks\")`"
     );
     let err = f
         .driver

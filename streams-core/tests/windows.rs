@@ -448,7 +448,10 @@ fn windowed_aggregation_names_and_changelog_follow_kafka() -> TestResult {
     let store = "KSTREAM-AGGREGATE-STATE-STORE-0000000001";
     assert_eq!(topology.store_names(), [store]);
     let driver = TopologyTestDriver::with_config(topology, StreamsConfig::new("app"))?;
-    assert_eq!(driver.state_stores().get(store), Some(&StoreKind::Window));
+    assert_eq!(
+        driver.state_stores().get(store),
+        Some(&StoreKind::TimestampedWindow)
+    );
     let input = driver.create_input_topic("in", StringSerde, StringSerde);
     input.pipe_key_value_at("k", "v", 12);
     input.pipe_key_value_at("k", "v", 15);
@@ -521,26 +524,48 @@ fn driver_getters_name_the_stores_kind() -> TestResult {
         .windowed_by(TimeWindows::of_size_with_no_grace(ms(10))?)
         .count_with(Materialized::as_("windows"));
     let driver = TopologyTestDriver::new(builder.build()?)?;
-    let err = driver
-        .window_store::<S, i64>("sessions")
-        .err()
-        .map(|e| e.to_string());
-    assert!(err.is_some_and(|e| e.contains("is a session store")));
-    let err = driver
-        .session_store::<S, i64>("windows")
-        .err()
-        .map(|e| e.to_string());
-    assert!(err.is_some_and(|e| e.contains("is a window store")));
-    let err = driver
-        .key_value_store::<S, i64>("windows")
-        .err()
-        .map(|e| e.to_string());
-    assert!(err.is_some_and(|e| e.contains("use the getter for a window store")));
-    let err = driver
-        .window_store::<S, S>("windows")
-        .err()
-        .map(|e| e.to_string());
-    assert!(err.is_some_and(|e| e.contains("of other types")));
+    let message = |e: streams_core::StreamsError| e.to_string();
+    assert_eq!(
+        driver
+            .window_store::<S, i64>("sessions")
+            .err()
+            .map(message)
+            .as_deref(),
+        Some(
+            "store `sessions` is a session store<String, i64>, not the WindowStore<String, i64> asked for; read it with `session_store::<String, i64>(\"sessions\")`"
+        )
+    );
+    assert_eq!(
+        driver
+            .session_store::<S, i64>("windows")
+            .err()
+            .map(message)
+            .as_deref(),
+        Some(
+            "store `windows` is a timestamped window store<String, i64>, not the SessionStore<String, i64> asked for; read it with `timestamped_window_store::<String, i64>(\"windows\")`, or `window_store::<String, i64>(\"windows\")` for its values only"
+        )
+    );
+    assert_eq!(
+        driver
+            .key_value_store::<S, i64>("windows")
+            .err()
+            .map(message)
+            .as_deref(),
+        Some(
+            "store `windows` is a timestamped window store<String, i64>, not the KeyValueStore<String, i64> asked for; read it with `timestamped_window_store::<String, i64>(\"windows\")`, or `window_store::<String, i64>(\"windows\")` for its values only"
+        )
+    );
+    // The right kind, the wrong types: the message gives the store's own.
+    assert_eq!(
+        driver
+            .window_store::<S, S>("windows")
+            .err()
+            .map(message)
+            .as_deref(),
+        Some(
+            "store `windows` is a timestamped window store<String, i64>, not the TimestampedWindowStore<String, String> asked for; read it with `timestamped_window_store::<String, i64>(\"windows\")`, or `window_store::<String, i64>(\"windows\")` for its values only"
+        )
+    );
     assert!(driver.window_store::<S, i64>("nope").is_err());
     Ok(())
 }
@@ -1679,7 +1704,7 @@ fn a_windowed_aggregation_store_restores_from_its_changelog() -> TestResult {
         .downcast_mut::<TimestampedWindowStore<S, i64>>()
         .ok_or("not a timestamped window store")?;
     restored.restore(&changelog)?;
-    let restored: Vec<_> = restored.all().map(|(w, v)| (w, v.clone())).collect();
+    let restored: Vec<_> = restored.all()?.collect();
     let live = driver.timestamped_window_store::<S, i64>("counts")?.all();
     assert_eq!(restored, live);
     assert_eq!(

@@ -794,23 +794,48 @@ impl TopologyTestDriver {
     /// Topic handles borrow the driver, so none can outlive this call.
     /// Dropping the driver closes it too, but cannot report errors.
     ///
+    /// When the topology has persistent (RocksDB) stores, their files go
+    /// too: the driver deletes the application's state directory,
+    /// `<state.dir>/<application.id>`, as Kafka's does at close, so a new
+    /// driver on the same directory starts empty. (Dropping the driver
+    /// deletes it as well; Kafka's leaves it when not closed.)
+    ///
     /// # Errors
-    /// The first error a processor's `close` returned (all are closed).
+    /// The first error a processor's `close` returned (all are closed), or
+    /// the state directory could not be deleted.
     pub fn close(self) -> Result<()> {
         let state = self.state.borrow_mut().take();
         match state {
-            Some(mut s) => s.task.close(),
+            Some(s) => finish(s),
             None => Ok(()),
         }
     }
 }
 
+/// Closes the task, drops its stores (a RocksDB store closes its files)
+/// and deletes the state directory if any store kept files there.
+fn finish(mut state: DriverState) -> Result<()> {
+    let persistent = state.task.has_persistent_stores();
+    let config = state.task.config().clone();
+    let closed = state.task.close();
+    drop(state);
+    if persistent {
+        streams_core::state::clean_state_dir(&config).map_err(|e| {
+            StreamsError::StateDirCleanup {
+                path: config.state_dir().join(config.application_id()),
+                reason: e.to_string(),
+            }
+        })?;
+    }
+    closed
+}
+
 impl Drop for TopologyTestDriver {
     fn drop(&mut self) {
-        if let Some(state) = self.state.get_mut().as_mut() {
+        if let Some(state) = self.state.get_mut().take() {
             // Processors are closed on drop too, as the driver's resources
             // end here; errors cannot be reported from drop.
-            let _ = state.task.close();
+            let _ = finish(state);
         }
     }
 }

@@ -373,7 +373,7 @@ pub use fluent::{
 pub use input_topic::TestInputTopic;
 pub use output_topic::TestOutputTopic;
 pub use stores::{
-    KeyValueStoreView, SessionStoreView, TimestampedKeyValueStoreView, TimestampedWindowStoreView,
-    VersionedKeyValueStoreView, WindowStoreView,
+    KeyValueStoreView, SessionStoreView, StateStoreView, TimestampedKeyValueStoreView,
+    TimestampedWindowStoreView, VersionedKeyValueStoreView, WindowStoreView,
 };
 pub use test_record::{KeyValue, TestRecord};

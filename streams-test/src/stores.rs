@@ -21,13 +21,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 use streams_core::dsl::Windowed;
+use streams_core::engine::StreamTask;
+use streams_core::serde::Serde;
 use streams_core::state::{
-    KeyValueStore, SessionStore, StateStore, StoreKind, TimestampedKeyValueStore,
+    KeyValueIterator, KeyValueStore, SessionStore, StateStore, StoreKind, TimestampedKeyValueStore,
     TimestampedWindowStore, ValueAndTimestamp, VersionedKeyValueStore, VersionedRecord,
     WindowStore,
 };
@@ -38,6 +41,15 @@ use crate::TopologyTestDriver;
 /// A handle on a key-value store of a running driver: each call reads or
 /// writes the live store, as Kafka's `getKeyValueStore`. Writes go to the
 /// changelog too.
+///
+/// It reads a timestamped key-value store too (the store of a DSL table,
+/// aggregation or global table), showing its values without their
+/// timestamps, as Kafka's `getKeyValueStore` does (its
+/// `KeyValueStoreFacade`); a value written through it gets the timestamp
+/// `-1`, as Kafka's, so into a store with a changelog it fails (Kafka's
+/// producer refuses a record at a negative timestamp): write with a
+/// timestamp through
+/// [`timestamped_key_value_store`](TopologyTestDriver::timestamped_key_value_store).
 ///
 /// ```
 /// use streams_core::processor::{Processor, ProcessorContext};
@@ -63,26 +75,64 @@ use crate::TopologyTestDriver;
 /// let driver = TopologyTestDriver::new(topology)?;
 /// driver.create_input_topic("in", StringSerde, I64Serde).pipe_key_value("a", 7);
 /// let store = driver.key_value_store::<String, i64>("last")?;
-/// assert_eq!(store.get(&"a".to_string()), Some(7));
+/// assert_eq!(store.get("a"), Some(7));
 /// assert_eq!(store.approximate_num_entries(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A count's store, read as Kafka's `getKeyValueStore` reads it:
+///
+/// ```
+/// use streams_core::Materialized;
+/// use streams_test::example;
+///
+/// let driver = example(|builder| {
+///     builder.stream::<String, String>("words").group_by_key().count_with(Materialized::as_("counts"));
+/// });
+/// driver.input::<String, String>("words").pipe_key_values([("a", "x"), ("a", "y")]);
+/// assert_eq!(driver.key_value_store::<String, i64>("counts")?.get("a"), Some(2));
+/// assert_eq!(driver.timestamped_key_value_store::<String, i64>("counts")?.get("a").map(|v| v.value), Some(2));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct KeyValueStoreView<'d, K, V> {
     driver: &'d TopologyTestDriver,
     name: String,
+    timestamped: bool,
     _types: PhantomData<fn() -> (K, V)>,
 }
 
+/// The store a [`KeyValueStoreView`] reads.
+enum Kv<'a, K, V> {
+    Plain(&'a mut KeyValueStore<K, V>),
+    /// Read for its values only.
+    Timestamped(&'a mut TimestampedKeyValueStore<K, V>),
+}
+
+/// The entries without their timestamps.
+fn values<K, V>(entries: KeyValueIterator<K, ValueAndTimestamp<V>>) -> Vec<(K, V)> {
+    entries.map(|(k, v)| (k, v.value)).collect()
+}
+
 impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
-    fn with<R>(&self, f: impl FnOnce(&mut KeyValueStore<K, V>) -> Result<R>) -> Result<R> {
-        self.driver
-            .with_state(|s| f(&mut *s.task().store::<KeyValueStore<K, V>>(&self.name)?))
+    fn with<R>(&self, f: impl FnOnce(Kv<'_, K, V>) -> Result<R>) -> Result<R> {
+        self.driver.with_state(|s| {
+            if self.timestamped {
+                let mut store = s
+                    .task()
+                    .store::<TimestampedKeyValueStore<K, V>>(&self.name)?;
+                f(Kv::Timestamped(&mut store))
+            } else {
+                f(Kv::Plain(
+                    &mut *s.task().store::<KeyValueStore<K, V>>(&self.name)?,
+                ))
+            }
+        })
     }
 
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&KeyValueStore<K, V>) -> R) -> R {
-        match self.with(|s| Ok(f(s))) {
+    fn read<R>(&self, f: impl FnOnce(Kv<'_, K, V>) -> Result<R>) -> R {
+        match self.with(f) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -93,34 +143,100 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
         &self.name
     }
 
-    /// The value for `key`.
-    ///
-    /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
-    #[track_caller]
-    pub fn get(&self, key: &K) -> Option<V> {
-        self.read(|s| s.get(key).cloned())
+    /// Whether the store is a timestamped one, read for its values only.
+    pub fn is_timestamped(&self) -> bool {
+        self.timestamped
     }
 
-    /// Every entry, in key order.
+    /// The value for `key`, given in any borrowed form of the key type
+    /// (`get("a")` on `String` keys).
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
+    #[track_caller]
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| match s {
+            Kv::Plain(s) => s.get(key),
+            Kv::Timestamped(s) => Ok(s.get(key)?.map(|v| v.value)),
+        })
+    }
+
+    /// Every entry, in Kafka's key order (by the keys' serialized bytes).
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
     pub fn all(&self) -> Vec<(K, V)> {
-        self.read(|s| s.all().map(|(k, v)| (k.clone(), v.clone())).collect())
+        self.read(|s| match s {
+            Kv::Plain(s) => s.all().map(Iterator::collect),
+            Kv::Timestamped(s) => s.all().map(values),
+        })
     }
 
-    /// The entries whose key is in `range`, in key order.
+    /// Every entry, last key first, Kafka's `reverseAll`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`KeyValueStoreView::all`].
     #[track_caller]
-    pub fn range<R: RangeBounds<K>>(&self, range: R) -> Vec<(K, V)> {
-        self.read(|s| {
-            s.range(range)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
+    pub fn reverse_all(&self) -> Vec<(K, V)> {
+        self.read(|s| match s {
+            Kv::Plain(s) => s.reverse_all().map(Iterator::collect),
+            Kv::Timestamped(s) => s.reverse_all().map(values),
+        })
+    }
+
+    /// The entries whose key is in `range`, in Kafka's key order (see
+    /// [`KeyValueStore::range`]).
+    ///
+    /// # Panics
+    /// As [`KeyValueStoreView::all`], or the key serde fails.
+    #[track_caller]
+    pub fn range<Q, R>(&self, range: R) -> Vec<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| match s {
+            Kv::Plain(s) => s.range(range).map(Iterator::collect),
+            Kv::Timestamped(s) => s.range(range).map(values),
+        })
+    }
+
+    /// As [`KeyValueStoreView::range`], last key first, Kafka's
+    /// `reverseRange`.
+    ///
+    /// # Panics
+    /// As [`KeyValueStoreView::range`].
+    #[track_caller]
+    pub fn reverse_range<Q, R>(&self, range: R) -> Vec<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| match s {
+            Kv::Plain(s) => s.reverse_range(range).map(Iterator::collect),
+            Kv::Timestamped(s) => s.reverse_range(range).map(values),
+        })
+    }
+
+    /// The entries whose key's bytes start with `prefix`'s, Kafka's
+    /// `prefixScan` (see [`KeyValueStore::prefix_scan`]).
+    ///
+    /// # Panics
+    /// As [`KeyValueStoreView::all`], or a serde fails.
+    #[track_caller]
+    pub fn prefix_scan<P>(&self, prefix: &P, prefix_serde: impl Serde<P>) -> Vec<(K, V)> {
+        self.read(|s| match s {
+            Kv::Plain(s) => s.prefix_scan(prefix, prefix_serde).map(Iterator::collect),
+            Kv::Timestamped(s) => s.prefix_scan(prefix, prefix_serde).map(values),
         })
     }
 
@@ -139,27 +255,48 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KeyValueStoreView<'_, K, V> {
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
-        self.read(|s| s.approximate_num_entries())
+        self.read(|s| match s {
+            Kv::Plain(s) => Ok(s.approximate_num_entries()),
+            Kv::Timestamped(s) => Ok(s.approximate_num_entries()),
+        })
     }
 
-    /// Puts a value, as a test setting up state would (the changelog gets it).
+    /// Puts a value, as a test setting up state would (the changelog gets
+    /// it, at the timestamp of the last record the driver processed).
+    /// Returns the old value. In a timestamped store the value's timestamp
+    /// is `-1`, as Kafka's facade writes it.
     ///
     /// # Errors
-    /// The changelog serde failed, or the driver is in use.
+    /// The changelog serde failed; the store is timestamped and writes a
+    /// changelog ([`StreamsError::NegativeChangelogTimestamp`]: Kafka's
+    /// producer refuses the record at -1); or the driver is in use.
     pub fn put(&self, key: K, value: V) -> Result<Option<V>> {
-        self.with(|s| s.put(key, value))
+        self.with(|s| match s {
+            Kv::Plain(s) => s.put(key, value),
+            Kv::Timestamped(s) => Ok(s.put(key, value, -1)?.map(|v| v.value)),
+        })
     }
 
-    /// Deletes a key (the changelog gets a tombstone).
+    /// Deletes a key (the changelog gets a tombstone). Returns the old value.
     ///
     /// # Errors
     /// The changelog serde failed, or the driver is in use.
-    pub fn delete(&self, key: &K) -> Result<Option<V>> {
-        self.with(|s| s.delete(key))
+    pub fn delete<Q>(&self, key: &Q) -> Result<Option<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.with(|s| match s {
+            Kv::Plain(s) => s.delete(key),
+            Kv::Timestamped(s) => Ok(s.delete(key)?.map(|v| v.value)),
+        })
     }
 }
 
-/// A handle on a timestamped key-value store of a running driver.
+/// A handle on a timestamped key-value store of a running driver, Kafka's
+/// `getTimestampedKeyValueStore`: values with the timestamp of the record
+/// that wrote them. Writes go to the changelog too, at the value's
+/// timestamp.
 #[derive(Debug)]
 pub struct TimestampedKeyValueStoreView<'d, K, V> {
     driver: &'d TopologyTestDriver,
@@ -168,35 +305,69 @@ pub struct TimestampedKeyValueStoreView<'d, K, V> {
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<'_, K, V> {
-    #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&TimestampedKeyValueStore<K, V>) -> R) -> R {
-        let result = self.driver.with_state(|s| {
-            Ok(f(&*s
+    fn with<R>(
+        &self,
+        f: impl FnOnce(&mut TimestampedKeyValueStore<K, V>) -> Result<R>,
+    ) -> Result<R> {
+        self.driver.with_state(|s| {
+            f(&mut *s
                 .task()
-                .store::<TimestampedKeyValueStore<K, V>>(&self.name)?))
-        });
+                .store::<TimestampedKeyValueStore<K, V>>(&self.name)?)
+        })
+    }
+
+    #[track_caller]
+    fn read<R>(&self, f: impl FnOnce(&TimestampedKeyValueStore<K, V>) -> Result<R>) -> R {
+        let result = self.with(|s| f(s));
         match result {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
     }
 
-    /// The value and its timestamp for `key`.
-    ///
-    /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
-    #[track_caller]
-    pub fn get(&self, key: &K) -> Option<ValueAndTimestamp<V>> {
-        self.read(|s| s.get(key).cloned())
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
-    /// Every entry, in key order.
+    /// The value and its timestamp for `key`, given in any borrowed form
+    /// of the key type.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
+    #[track_caller]
+    pub fn get<Q>(&self, key: &Q) -> Option<ValueAndTimestamp<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.get(key))
+    }
+
+    /// Every entry, in Kafka's key order (by the keys' serialized bytes).
+    ///
+    /// # Panics
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
     pub fn all(&self) -> Vec<(K, ValueAndTimestamp<V>)> {
-        self.read(|s| s.all().map(|(k, v)| (k.clone(), v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
+    }
+
+    /// The entries whose key is in `range`, in Kafka's key order (see
+    /// [`KeyValueStore::range`]).
+    ///
+    /// # Panics
+    /// As [`TimestampedKeyValueStoreView::all`], or the key serde fails.
+    #[track_caller]
+    pub fn range<Q, R>(&self, range: R) -> Vec<(K, ValueAndTimestamp<V>)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| s.range(range).map(Iterator::collect))
     }
 
     /// The values without timestamps, as a map.
@@ -214,7 +385,29 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
-        self.read(|s| s.approximate_num_entries())
+        self.read(|s| Ok(s.approximate_num_entries()))
+    }
+
+    /// Puts a value at `timestamp`, as a test setting up state would (the
+    /// changelog gets it at that timestamp). Returns the old value.
+    ///
+    /// # Errors
+    /// The changelog serde failed, a negative timestamp in a store with a
+    /// changelog, or the driver is in use.
+    pub fn put(&self, key: K, value: V, timestamp: i64) -> Result<Option<ValueAndTimestamp<V>>> {
+        self.with(|s| s.put(key, value, timestamp))
+    }
+
+    /// Deletes a key (the changelog gets a tombstone). Returns the old value.
+    ///
+    /// # Errors
+    /// The changelog serde failed, or the driver is in use.
+    pub fn delete<Q>(&self, key: &Q) -> Result<Option<ValueAndTimestamp<V>>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.with(|s| s.delete(key))
     }
 }
 
@@ -237,9 +430,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStoreView<
 /// prices.pipe_key_value_at("pen", "1.20", 30);
 /// prices.pipe_key_value_at("pen", "0.90", 20); // out of order: history only
 /// let store = driver.versioned_key_value_store::<String, String>("prices")?;
-/// let pen = "pen".to_string();
-/// assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
-/// assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
+/// assert_eq!(store.get("pen"), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of("pen", 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
 /// assert_eq!(store.history_retention_ms(), 60_000);
 /// // The wrong getter names the kind of the store.
 /// let err = driver.timestamped_key_value_store::<String, String>("prices").unwrap_err();
@@ -277,7 +469,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// # Panics
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
-    pub fn get(&self, key: &K) -> Option<VersionedRecord<V>> {
+    pub fn get<Q>(&self, key: &Q) -> Option<VersionedRecord<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         self.read(|s| s.get(key))
     }
 
@@ -287,7 +483,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// # Panics
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
-    pub fn get_as_of(&self, key: &K, as_of: i64) -> Option<VersionedRecord<V>> {
+    pub fn get_as_of<Q>(&self, key: &Q, as_of: i64) -> Option<VersionedRecord<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         self.read(|s| s.get_as_of(key, as_of))
     }
 
@@ -336,7 +536,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     ///
     /// # Errors
     /// The changelog serde failed, or the driver is in use.
-    pub fn delete(&self, key: &K, timestamp: i64) -> Result<Option<VersionedRecord<V>>> {
+    pub fn delete<Q>(&self, key: &Q, timestamp: i64) -> Result<Option<VersionedRecord<V>>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.with(|s| s.delete(key, timestamp))
     }
 }
@@ -401,10 +605,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     #[track_caller]
     fn read<R>(
         &self,
-        plain: impl FnOnce(&WindowStore<K, V>) -> R,
-        timestamped: impl FnOnce(&TimestampedWindowStore<K, V>) -> R,
+        plain: impl FnOnce(&WindowStore<K, V>) -> Result<R>,
+        timestamped: impl FnOnce(&TimestampedWindowStore<K, V>) -> Result<R>,
     ) -> R {
-        match self.with(|s| Ok(plain(s)), |s| Ok(timestamped(s))) {
+        match self.with(|s| plain(s), |s| timestamped(s)) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -415,15 +619,21 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
         &self.name
     }
 
-    /// The value of `key` in the window starting at `window_start`.
+    /// The value of `key` (in any borrowed form of the key type) in the
+    /// window starting at `window_start`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn get(&self, key: &K, window_start: i64) -> Option<V> {
+    pub fn get<Q>(&self, key: &Q, window_start: i64) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.read(
-            |s| s.get(key, window_start).cloned(),
-            |s| s.get(key, window_start).map(|vt| vt.value.clone()),
+            |s| s.get(key, window_start),
+            |s| Ok(s.get(key, window_start)?.map(|vt| vt.value)),
         )
     }
 
@@ -431,52 +641,76 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     /// `from..=to`, as Kafka's `fetch(key, from, to)`), by window start.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
     #[track_caller]
-    pub fn fetch<R: RangeBounds<i64> + Clone + 'static>(&self, key: &K, range: R) -> Vec<(i64, V)> {
+    pub fn fetch<Q, R>(&self, key: &Q, range: R) -> Vec<(i64, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<i64> + Clone,
+    {
         let r = range.clone();
         self.read(
-            |s| s.fetch(key, range).map(|(t, v)| (t, v.clone())).collect(),
-            |s| s.fetch(key, r).map(|(t, v)| (t, v.value.clone())).collect(),
+            |s| s.fetch(key, range).map(Iterator::collect),
+            |s| Ok(s.fetch(key, r)?.map(|(t, v)| (t, v.value)).collect()),
         )
     }
 
     /// As [`WindowStoreView::fetch`], latest window first, Kafka's `backwardFetch`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
     #[track_caller]
-    pub fn backward_fetch<R: RangeBounds<i64> + Clone + 'static>(
-        &self,
-        key: &K,
-        range: R,
-    ) -> Vec<(i64, V)> {
+    pub fn backward_fetch<Q, R>(&self, key: &Q, range: R) -> Vec<(i64, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<i64> + Clone,
+    {
         let mut all = self.fetch(key, range);
         all.reverse();
         all
     }
 
-    /// Every key's values in the windows starting in `range`, by window
-    /// start then key, Kafka's `fetchAll(from, to)`.
+    /// The entries of the keys in `keys` in the windows starting in
+    /// `times`, by window start, then key in Kafka's order, Kafka's
+    /// `fetch(keyFrom, keyTo, timeFrom, timeTo)`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
     #[track_caller]
-    pub fn fetch_all<R: RangeBounds<i64> + Clone + 'static>(
-        &self,
-        range: R,
-    ) -> Vec<(Windowed<K>, V)> {
-        let r = range.clone();
+    pub fn fetch_range<Q, R, T>(&self, keys: R, times: T) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q> + Clone,
+        T: RangeBounds<i64> + Clone,
+    {
+        let (k, t) = (keys.clone(), times.clone());
         self.read(
-            |s| s.fetch_all(range).map(|(w, v)| (w, v.clone())).collect(),
-            |s| s.fetch_all(r).map(|(w, v)| (w, v.value.clone())).collect(),
+            |s| s.fetch_range(keys, times).map(Iterator::collect),
+            |s| Ok(s.fetch_range(k, t)?.map(|(w, v)| (w, v.value)).collect()),
         )
     }
 
-    /// Every live entry, by window start then key.
+    /// Every key's values in the windows starting in `range`, by window
+    /// start, then key in Kafka's order, Kafka's `fetchAll(from, to)`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`WindowStoreView::get`].
+    #[track_caller]
+    pub fn fetch_all<R: RangeBounds<i64> + Clone>(&self, range: R) -> Vec<(Windowed<K>, V)> {
+        let r = range.clone();
+        self.read(
+            |s| s.fetch_all(range).map(Iterator::collect),
+            |s| Ok(s.fetch_all(r)?.map(|(w, v)| (w, v.value)).collect()),
+        )
+    }
+
+    /// Every live entry, by window start, then key in Kafka's order.
+    ///
+    /// # Panics
+    /// As [`WindowStoreView::get`].
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, V)> {
         self.fetch_all(..)
@@ -489,8 +723,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStoreView<'_, K, V> {
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
         self.read(
-            |s| s.approximate_num_entries(),
-            |s| s.approximate_num_entries(),
+            |s| Ok(s.approximate_num_entries()),
+            |s| Ok(s.approximate_num_entries()),
         )
     }
 
@@ -521,12 +755,10 @@ pub struct TimestampedWindowStoreView<'d, K, V> {
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_, K, V> {
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&TimestampedWindowStore<K, V>) -> R) -> R {
-        let result = self.driver.with_state(|s| {
-            Ok(f(&*s
-                .task()
-                .store::<TimestampedWindowStore<K, V>>(&self.name)?))
-        });
+    fn read<R>(&self, f: impl FnOnce(&TimestampedWindowStore<K, V>) -> Result<R>) -> R {
+        let result = self
+            .driver
+            .with_state(|s| f(&*s.task().store::<TimestampedWindowStore<K, V>>(&self.name)?));
         match result {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
@@ -538,35 +770,45 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStoreView<'_
         &self.name
     }
 
-    /// The value and timestamp of `key` in the window at `window_start`.
+    /// The value and timestamp of `key` (in any borrowed form of the key
+    /// type) in the window at `window_start`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn get(&self, key: &K, window_start: i64) -> Option<ValueAndTimestamp<V>> {
-        self.read(|s| s.get(key, window_start).cloned())
+    pub fn get<Q>(&self, key: &Q, window_start: i64) -> Option<ValueAndTimestamp<V>>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.get(key, window_start))
     }
 
     /// The values of `key` in the windows starting in `range`, by start.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`TimestampedWindowStoreView::get`].
     #[track_caller]
-    pub fn fetch<R: RangeBounds<i64> + 'static>(
+    pub fn fetch<Q>(
         &self,
-        key: &K,
-        range: R,
-    ) -> Vec<(i64, ValueAndTimestamp<V>)> {
-        self.read(|s| s.fetch(key, range).map(|(t, v)| (t, v.clone())).collect())
+        key: &Q,
+        range: impl RangeBounds<i64>,
+    ) -> Vec<(i64, ValueAndTimestamp<V>)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.fetch(key, range).map(Iterator::collect))
     }
 
-    /// Every live entry, by window start then key.
+    /// Every live entry, by window start, then key in Kafka's order.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`TimestampedWindowStoreView::get`].
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, ValueAndTimestamp<V>)> {
-        self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
     }
 }
 
@@ -610,8 +852,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     }
 
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&SessionStore<K, V>) -> R) -> R {
-        match self.with(|s| Ok(f(s))) {
+    fn read<R>(&self, f: impl FnOnce(&SessionStore<K, V>) -> Result<R>) -> R {
+        match self.with(|s| f(s)) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -622,50 +864,78 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
         &self.name
     }
 
-    /// Every live session of `key`, Kafka's `fetch(key)`.
+    /// Every live session of `key` (in any borrowed form of the key
+    /// type), Kafka's `fetch(key)`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
-    pub fn fetch(&self, key: &K) -> Vec<(Windowed<K>, V)> {
-        self.read(|s| s.fetch(key).map(|(w, v)| (w, v.clone())).collect())
+    pub fn fetch<Q>(&self, key: &Q) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.fetch(key).map(Iterator::collect))
+    }
+
+    /// Every live session of the keys in `keys`, by end, then key in
+    /// Kafka's order, Kafka's `fetch(keyFrom, keyTo)`.
+    ///
+    /// # Panics
+    /// As [`SessionStoreView::fetch`].
+    #[track_caller]
+    pub fn fetch_range<Q, R>(&self, keys: R) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.read(|s| s.fetch_range(keys).map(Iterator::collect))
     }
 
     /// The sessions of `key` that end at or after `earliest_session_end`
     /// and start at or before `latest_session_start`, Kafka's `findSessions`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`SessionStoreView::fetch`].
     #[track_caller]
-    pub fn find_sessions(
+    pub fn find_sessions<Q>(
         &self,
-        key: &K,
+        key: &Q,
         earliest_session_end: i64,
         latest_session_start: i64,
-    ) -> Vec<(Windowed<K>, V)> {
+    ) -> Vec<(Windowed<K>, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.read(|s| {
             s.find_sessions(key, earliest_session_end, latest_session_start)
-                .map(|(w, v)| (w, v.clone()))
-                .collect()
+                .map(Iterator::collect)
         })
     }
 
     /// The value of exactly this session, Kafka's `fetchSession`.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`SessionStoreView::fetch`].
     #[track_caller]
-    pub fn fetch_session(&self, key: &K, start: i64, end: i64) -> Option<V> {
-        self.read(|s| s.fetch_session(key, start, end).cloned())
+    pub fn fetch_session<Q>(&self, key: &Q, start: i64, end: i64) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        self.read(|s| s.fetch_session(key, start, end))
     }
 
-    /// Every live session, by end then key.
+    /// Every live session, by end, then key in Kafka's order.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// As [`SessionStoreView::fetch`].
     #[track_caller]
     pub fn all(&self) -> Vec<(Windowed<K>, V)> {
-        self.read(|s| s.all().map(|(w, v)| (w, v.clone())).collect())
+        self.read(|s| s.all().map(Iterator::collect))
     }
 
     /// How many live sessions there are.
@@ -674,7 +944,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn approximate_num_entries(&self) -> u64 {
-        self.read(|s| s.approximate_num_entries())
+        self.read(|s| Ok(s.approximate_num_entries()))
     }
 
     /// Puts a session's value (the changelog gets it).
@@ -694,23 +964,117 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStoreView<'_, K, V> {
     }
 }
 
+/// A handle on a store of your own type in a running driver, Kafka's
+/// `getStateStore`: reach the store itself with
+/// [`with`](StateStoreView::with), as the type you built it as.
+///
+/// ```
+/// use std::any::Any;
+/// use streams_core::processor::{Processor, ProcessorContext};
+/// use streams_core::serde::StringSerde;
+/// use streams_core::state::{StateStore, StoreBuilder};
+/// use streams_core::{Record, Result, StreamsConfig, Topology};
+/// use streams_test::TopologyTestDriver;
+///
+/// /// Counts the records it is told about.
+/// #[derive(Default)]
+/// struct Counter { name: String, count: u64 }
+/// impl StateStore for Counter {
+///     fn name(&self) -> &str { &self.name }
+///     fn as_any(&self) -> &dyn Any { self }
+///     fn as_any_mut(&mut self) -> &mut dyn Any { self }
+/// }
+/// struct CounterBuilder;
+/// impl StoreBuilder for CounterBuilder {
+///     fn name(&self) -> &str { "counter" }
+///     fn logging_enabled(&self) -> bool { false }
+///     fn build(&self, _: &StreamsConfig) -> Result<Box<dyn StateStore>> {
+///         Ok(Box::new(Counter { name: "counter".into(), count: 0 }))
+///     }
+/// }
+/// struct Count;
+/// impl Processor<String, String, String, String> for Count {
+///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, _: Record<String, String>) -> Result<()> {
+///         ctx.state_store::<Counter>("counter")?.count += 1;
+///         Ok(())
+///     }
+/// }
+/// let mut topology = Topology::new();
+/// topology
+///     .add_source::<String, String>("in", "in")?
+///     .add_processor("count", || Count, &["in"])?
+///     .add_state_store(CounterBuilder, &["count"])?;
+/// let driver = TopologyTestDriver::new(topology)?;
+/// driver.create_input_topic("in", StringSerde, StringSerde).pipe_values(["a", "b"]);
+/// let counter = driver.state_store("counter")?;
+/// assert_eq!(counter.with(|c: &mut Counter| c.count)?, 2);
+/// assert_eq!(counter.with_dyn(|s| s.name().to_owned())?, "counter");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct StateStoreView<'d> {
+    driver: &'d TopologyTestDriver,
+    name: String,
+}
+
+impl StateStoreView<'_> {
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs `f` on the store, as type `S` (the type its builder built).
+    ///
+    /// # Errors
+    /// The store is not an `S` ([`StreamsError::WrongStoreType`], naming
+    /// its type), or the driver is in use or closed.
+    pub fn with<S: StateStore, R>(&self, f: impl FnOnce(&mut S) -> R) -> Result<R> {
+        self.driver
+            .with_state(|s| Ok(f(&mut *s.task().store::<S>(&self.name)?)))
+    }
+
+    /// Runs `f` on the store, whatever its type (to downcast it yourself
+    /// with [`StateStore::as_any_mut`]).
+    ///
+    /// # Errors
+    /// The driver is in use or closed.
+    pub fn with_dyn<R>(&self, f: impl FnOnce(&mut dyn StateStore) -> R) -> Result<R> {
+        self.driver
+            .with_state(|s| Ok(f(&mut *s.task().store_dyn(&self.name)?)))
+    }
+}
+
 impl TopologyTestDriver {
-    fn check_store<S: StateStore>(&self, name: &str, kind: StoreKind, what: &str) -> Result<()> {
+    /// Checks that store `name` is of one of `kinds` and, as its kind's
+    /// type `S` of the kind found, of the types asked for; returns its kind.
+    fn check_store(
+        &self,
+        name: &str,
+        kinds: &[StoreKind],
+        typed: impl FnOnce(&StreamTask, StoreKind) -> Result<()>,
+    ) -> Result<StoreKind> {
         self.with_state(|s| {
             let actual = s.task().store_kind(name)?;
-            if actual != kind {
+            if !kinds.contains(&actual) {
+                // The type check fails, naming what was asked for, what
+                // is there and the getter that reads it.
+                typed(s.task(), kinds[0])?;
                 return Err(StreamsError::WrongStoreType {
                     store: name.to_owned(),
-                    expected: what.to_owned(),
+                    expected: kinds[0].to_string(),
                     actual,
+                    actual_types: s.task().store_dyn(name)?.store_types(),
                 });
             }
-            // The types: borrow once to check them.
-            s.task().store::<S>(name).map(|_| ())
+            typed(s.task(), actual)?;
+            Ok(actual)
         })
     }
 
-    /// The key-value store `name`, typed.
+    /// The key-value store `name`, typed, Kafka's `getKeyValueStore`: a
+    /// [`KeyValueStore`], or a [`TimestampedKeyValueStore`] (a DSL table's,
+    /// an aggregation's, a global table's) read for its values only, as
+    /// Kafka's driver reads it (see [`KeyValueStoreView`]).
     ///
     /// # Errors
     /// No such store (the error lists the stores that exist), or the store
@@ -720,15 +1084,27 @@ impl TopologyTestDriver {
         &self,
         name: &str,
     ) -> Result<KeyValueStoreView<'_, K, V>> {
-        self.check_store::<KeyValueStore<K, V>>(name, StoreKind::KeyValue, "key-value store")?;
+        let kind = self.check_store(
+            name,
+            &[StoreKind::KeyValue, StoreKind::TimestampedKeyValue],
+            |task, kind| match kind {
+                StoreKind::TimestampedKeyValue => {
+                    task.store::<TimestampedKeyValueStore<K, V>>(name).map(drop)
+                }
+                _ => task.store::<KeyValueStore<K, V>>(name).map(drop),
+            },
+        )?;
         Ok(KeyValueStoreView {
             driver: self,
             name: name.to_owned(),
+            timestamped: kind == StoreKind::TimestampedKeyValue,
             _types: PhantomData,
         })
     }
 
-    /// The timestamped key-value store `name`, typed.
+    /// The timestamped key-value store `name`, typed, Kafka's
+    /// `getTimestampedKeyValueStore` (which a plain key-value store is
+    /// not).
     ///
     /// # Errors
     /// As [`TopologyTestDriver::key_value_store`].
@@ -737,11 +1113,9 @@ impl TopologyTestDriver {
         &self,
         name: &str,
     ) -> Result<TimestampedKeyValueStoreView<'_, K, V>> {
-        self.check_store::<TimestampedKeyValueStore<K, V>>(
-            name,
-            StoreKind::TimestampedKeyValue,
-            "timestamped key-value store",
-        )?;
+        self.check_store(name, &[StoreKind::TimestampedKeyValue], |task, _| {
+            task.store::<TimestampedKeyValueStore<K, V>>(name).map(drop)
+        })?;
         Ok(TimestampedKeyValueStoreView {
             driver: self,
             name: name.to_owned(),
@@ -759,11 +1133,9 @@ impl TopologyTestDriver {
         &self,
         name: &str,
     ) -> Result<VersionedKeyValueStoreView<'_, K, V>> {
-        self.check_store::<VersionedKeyValueStore<K, V>>(
-            name,
-            StoreKind::VersionedKeyValue,
-            "versioned key-value store",
-        )?;
+        self.check_store(name, &[StoreKind::VersionedKeyValue], |task, _| {
+            task.store::<VersionedKeyValueStore<K, V>>(name).map(drop)
+        })?;
         Ok(VersionedKeyValueStoreView {
             driver: self,
             name: name.to_owned(),
@@ -771,10 +1143,10 @@ impl TopologyTestDriver {
         })
     }
 
-    /// The window store `name`, typed: a store of
-    /// [`Stores::window_store_builder`](streams_core::state::Stores::window_store_builder)
-    /// or of a windowed aggregation (whose values are shown without their
-    /// timestamps).
+    /// The window store `name`, typed, Kafka's `getWindowStore`: a store
+    /// of [`Stores::window_store_builder`](streams_core::state::Stores::window_store_builder),
+    /// or a [`TimestampedWindowStore`] (a windowed aggregation's) read for
+    /// its values only, as Kafka's driver reads it.
     ///
     /// # Errors
     /// No such store (the error lists the stores that exist), or the store
@@ -784,25 +1156,29 @@ impl TopologyTestDriver {
         &self,
         name: &str,
     ) -> Result<WindowStoreView<'_, K, V>> {
-        let what = "window store";
-        let flavor = match self.check_store::<WindowStore<K, V>>(name, StoreKind::Window, what) {
-            Ok(()) => WindowFlavor::Plain,
-            Err(StreamsError::WrongStoreType { .. }) => {
-                self.check_store::<TimestampedWindowStore<K, V>>(name, StoreKind::Window, what)?;
-                WindowFlavor::Timestamped
-            }
-            Err(e) => return Err(e),
-        };
+        let kind = self.check_store(
+            name,
+            &[StoreKind::Window, StoreKind::TimestampedWindow],
+            |task, kind| match kind {
+                StoreKind::TimestampedWindow => {
+                    task.store::<TimestampedWindowStore<K, V>>(name).map(drop)
+                }
+                _ => task.store::<WindowStore<K, V>>(name).map(drop),
+            },
+        )?;
         Ok(WindowStoreView {
             driver: self,
             name: name.to_owned(),
-            flavor,
+            flavor: match kind {
+                StoreKind::TimestampedWindow => WindowFlavor::Timestamped,
+                _ => WindowFlavor::Plain,
+            },
             _types: PhantomData,
         })
     }
 
     /// The timestamped window store `name` (the store of a windowed
-    /// aggregation), typed.
+    /// aggregation), typed, Kafka's `getTimestampedWindowStore`.
     ///
     /// # Errors
     /// As [`TopologyTestDriver::window_store`].
@@ -811,11 +1187,9 @@ impl TopologyTestDriver {
         &self,
         name: &str,
     ) -> Result<TimestampedWindowStoreView<'_, K, V>> {
-        self.check_store::<TimestampedWindowStore<K, V>>(
-            name,
-            StoreKind::Window,
-            "timestamped window store",
-        )?;
+        self.check_store(name, &[StoreKind::TimestampedWindow], |task, _| {
+            task.store::<TimestampedWindowStore<K, V>>(name).map(drop)
+        })?;
         Ok(TimestampedWindowStoreView {
             driver: self,
             name: name.to_owned(),
@@ -823,7 +1197,7 @@ impl TopologyTestDriver {
         })
     }
 
-    /// The session store `name`, typed.
+    /// The session store `name`, typed, Kafka's `getSessionStore`.
     ///
     /// # Errors
     /// As [`TopologyTestDriver::window_store`].
@@ -832,11 +1206,37 @@ impl TopologyTestDriver {
         &self,
         name: &str,
     ) -> Result<SessionStoreView<'_, K, V>> {
-        self.check_store::<SessionStore<K, V>>(name, StoreKind::Session, "session store")?;
+        self.check_store(name, &[StoreKind::Session], |task, _| {
+            task.store::<SessionStore<K, V>>(name).map(drop)
+        })?;
         Ok(SessionStoreView {
             driver: self,
             name: name.to_owned(),
             _types: PhantomData,
+        })
+    }
+
+    /// The store `name` of your own type (any [`StateStore`] your
+    /// topology built: `StoreKind::Custom`), a global store too, Kafka's
+    /// `getStateStore`; see [`StateStoreView`]. Kafka's refuses the
+    /// built-in stores, which have getters of their own, and so does this.
+    ///
+    /// # Errors
+    /// No such store ([`StreamsError::UnknownStore`], listing the stores
+    /// that exist), or a built-in store ([`StreamsError::BuiltInStore`],
+    /// naming the getter to call; its
+    /// [`kafka_message`](StreamsError::kafka_message) is Kafka's).
+    pub fn state_store(&self, name: &str) -> Result<StateStoreView<'_>> {
+        let kind = self.with_state(|s| s.task().store_kind(name))?;
+        if kind != StoreKind::Custom {
+            return Err(StreamsError::BuiltInStore {
+                store: name.to_owned(),
+                kind,
+            });
+        }
+        Ok(StateStoreView {
+            driver: self,
+            name: name.to_owned(),
         })
     }
 

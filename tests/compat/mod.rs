@@ -28,6 +28,7 @@ mod scenarios_repartition;
 mod scenarios_serde;
 mod scenarios_stateful;
 mod scenarios_stateless;
+mod scenarios_stores;
 mod scenarios_time;
 mod scenarios_topology;
 mod scenarios_versioned;
@@ -96,6 +97,7 @@ fn registry() -> Vec<Scenario> {
         scenarios_cogroup::SCENARIOS,
         scenarios_versioned::SCENARIOS,
         scenarios_optimization::SCENARIOS,
+        scenarios_stores::SCENARIOS,
     ]
     .concat()
 }

@@ -228,7 +228,7 @@ impl Processor<S, S> for KvProcessor {
                 store.put(k, v.clone())?;
                 format!("put {v}")
             };
-            let contents: Vec<String> = store.all().map(|(k, v)| format!("{k}={v}")).collect();
+            let contents: Vec<String> = store.all()?.map(|(k, v)| format!("{k}={v}")).collect();
             format!("{what} [{}]", contents.join(", "))
         };
         ctx.forward(r.with_value(Some(value)))

@@ -64,15 +64,10 @@ use crate::error::Result;
 use crate::processor::ProcessorContext;
 use crate::record::{Change, Headers, Record, RecordMetadata};
 
-/// Whether the config leaves Kafka's record cache on: it is off when the
-/// cache size is 0 (`statestore.cache.max.bytes`, or else the older
-/// `cache.max.bytes.buffering`); Kafka's default is 10 MB.
+/// Whether the config leaves Kafka's record cache on (see
+/// `StreamsConfig::record_cache_enabled`).
 pub(crate) fn caching_configured(config: &StreamsConfig) -> bool {
-    let props = config.properties();
-    let size = props
-        .get("statestore.cache.max.bytes")
-        .or_else(|| props.get("cache.max.bytes.buffering"));
-    !matches!(size.map(|s| s.trim().parse::<i64>()), Some(Ok(0)))
+    config.record_cache_enabled()
 }
 
 /// One key's pending update.
@@ -324,8 +319,8 @@ where
     let mut s = ctx.timestamped_key_value_store::<K, V>(store)?;
     if let Some(cache) = cache.get::<K, V>() {
         let before = match &new {
-            Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp),
-            None => s.delete_unlogged(key),
+            Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp)?,
+            None => s.delete_unlogged(key)?,
         };
         drop(s);
         cache.borrow_mut().update(

@@ -512,9 +512,9 @@ where
         let subscribers: Vec<(Vec<u8>, Vec<u8>)> = {
             let store = ctx.timestamped_key_value_store::<Vec<u8>, Vec<u8>>(&self.store)?;
             store
-                .range(prefix.clone()..)
+                .range(prefix.clone()..)?
                 .take_while(|(k, _)| k.starts_with(&prefix))
-                .map(|(k, v)| (k.clone(), v.value.clone()))
+                .map(|(k, v)| (k, v.value))
                 .collect()
         };
         let value = match &change.new {

@@ -150,7 +150,7 @@ pub(crate) fn store_getter<K: Ord + Clone + 'static, V: Clone + 'static>(
         let name = store.clone();
         let getter: ValueGetter<K, V> = Rc::new(move |lookup, key| {
             let store = lookup.timestamped::<K, V>(&name)?;
-            Ok(store.get(key).map(|vt| (vt.value.clone(), vt.timestamp)))
+            Ok(store.get_key(key)?.map(|vt| (vt.value, vt.timestamp)))
         });
         (vec![store.clone()], getter)
     })

@@ -374,10 +374,7 @@ where
         let time_to = ts.saturating_add(self.windows.join_after_ms).max(0);
         let matches: Vec<(i64, VO)> = {
             let other = ctx.window_store::<K, VO>(&self.other_store)?;
-            other
-                .fetch(key, time_from..=time_to)
-                .map(|(t, v)| (t, v.clone()))
-                .collect()
+            other.fetch(key, time_from..=time_to)?.collect()
         };
         let need_outer = self.outer && matches.is_empty();
         for (other_ts, other_value) in matches {

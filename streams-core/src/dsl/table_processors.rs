@@ -323,11 +323,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         };
         let (new, old, timestamp) = {
             let store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
-            match store.get(key) {
+            match store.get_key(key)? {
                 None => ((self.first)(key, value), None, record.timestamp),
                 Some(old) => (
                     (self.aggregator)(key, value, old.value.clone()),
-                    Some(old.value.clone()),
+                    Some(old.value),
                     record.timestamp.max(old.timestamp),
                 ),
             }
@@ -427,7 +427,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         };
         let (new, old, timestamp) = {
             let store = ctx.timestamped_key_value_store::<K, VA>(&self.store)?;
-            let old = store.get(key).cloned();
+            let old = store.get_key(key)?;
             let mut timestamp = record.timestamp;
             let intermediate = match (&change.old, &old) {
                 (Some(ov), Some(agg)) => {

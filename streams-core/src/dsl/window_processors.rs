@@ -143,9 +143,7 @@ fn window_get<K: Ord + Clone + 'static, VA: Clone + 'static>(
         return Ok(Some(found));
     }
     let store = ctx.timestamped_window_store::<K, VA>(store)?;
-    Ok(store
-        .get(key, start)
-        .map(|vt| (vt.value.clone(), vt.timestamp)))
+    Ok(store.get(key, start)?.map(|vt| (vt.value, vt.timestamp)))
 }
 
 /// Writes a window's new aggregate and forwards the change (`old` is what
@@ -169,9 +167,9 @@ fn write_window<K: Ord + Clone + 'static, V, VA: Clone + 'static>(
         let viewed = view.and_then(|v| v.borrow().get(&(key.clone(), window.start)).cloned());
         let before = match viewed {
             Some((v, _)) => Some(v),
-            None => s.get(key, window.start).map(|vt| vt.value.clone()),
+            None => s.get(key, window.start)?.map(|vt| vt.value),
         };
-        s.put_unlogged(key.clone(), new.clone(), new_timestamp, window.start);
+        s.put_unlogged(key.clone(), new.clone(), new_timestamp, window.start)?;
         drop(s);
         if let Some(view) = view {
             view.borrow_mut()
@@ -372,8 +370,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
     ) -> Result<Vec<(i64, Agg<VA>)>> {
         let store = ctx.timestamped_window_store::<K, VA>(&self.store)?;
         let found = store
-            .fetch(key, from..=to)
-            .map(|(start, vt)| (start, (vt.value.clone(), vt.timestamp)));
+            .fetch(key, from..=to)?
+            .map(|(start, vt)| (start, (vt.value, vt.timestamp)));
         // With the cache, what it has seen wins over the store (Kafka's
         // merged cache and store iterator), expired windows included.
         let found: Vec<(i64, Agg<VA>)> = match &self.view {
@@ -645,8 +643,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         }
         let store = ctx.session_store::<K, VA>(&self.store)?;
         Ok(store
-            .find_sessions(key, earliest_end, latest_start)
-            .map(|(s, v)| (s, v.clone()))
+            .find_sessions(key, earliest_end, latest_start)?
             .collect())
     }
 
@@ -664,10 +661,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         let mut store = ctx.session_store::<K, VA>(&self.store)?;
         if let (Some(cache), Some(view)) = (self.cache.get::<Windowed<K>, VA>(), &self.view) {
             let w = session.window;
-            let before = store.fetch_session(&session.key, w.start, w.end).cloned();
+            let before = store.fetch_session(&session.key, w.start, w.end)?;
             match &value {
-                Some(v) => store.put_unlogged(session.clone(), v.clone()),
-                None => store.remove_unlogged(&session),
+                Some(v) => store.put_unlogged(session.clone(), v.clone())?,
+                None => store.remove_unlogged(&session)?,
             }
             drop(store);
             match &value {

@@ -329,8 +329,8 @@ pub(super) fn window_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
         let getter: ValueGetter<Windowed<K>, VA> = Rc::new(move |lookup, key| {
             let store = lookup.timestamped_window::<K, VA>(&name)?;
             Ok(store
-                .get(&key.key, key.window.start)
-                .map(|vt| (vt.value.clone(), vt.timestamp)))
+                .get(&key.key, key.window.start)?
+                .map(|vt| (vt.value, vt.timestamp)))
         });
         (vec![store.clone()], getter)
     })
@@ -344,8 +344,8 @@ pub(super) fn session_getter<K: Ord + Clone + 'static, VA: Clone + 'static>(
         let getter: ValueGetter<Windowed<K>, VA> = Rc::new(move |lookup, key| {
             let store = lookup.session::<K, VA>(&name)?;
             Ok(store
-                .fetch_session(&key.key, key.window.start, key.window.end)
-                .map(|v| (v.clone(), key.window.end)))
+                .fetch_session(&key.key, key.window.start, key.window.end)?
+                .map(|v| (v, key.window.end)))
         });
         (vec![store.clone()], getter)
     })

@@ -329,8 +329,13 @@ impl StreamTask {
             global_nodes.push((source, processor, def.store.clone()));
         }
         let collector = Rc::new(RefCell::new(RecordCollector::default()));
-        let record_timestamp = Rc::new(Cell::new(-1));
-        let store_context = StoreContext::new(collector.clone(), record_timestamp.clone(), app);
+        // Kafka's record context: the last record's (or punctuation's)
+        // timestamp, which changelog records written outside processing
+        // (a test writing a store) carry; 0 before the first, as Kafka's
+        // driver sets it.
+        let record_timestamp = Rc::new(Cell::new(0));
+        let store_context = StoreContext::new(collector.clone(), record_timestamp.clone(), app)
+            .with_state_dir(config.state_dir().join(app).join(&task_id));
         let mut stores = Vec::new();
         for def in topology.store_builders() {
             let used = defs
@@ -348,9 +353,11 @@ impl StreamTask {
         match shared_globals {
             Some(shared) => stores.extend(shared.stores.iter().cloned()),
             None => {
+                let global_context =
+                    store_context.with_state_dir(config.state_dir().join(app).join("global"));
                 for (_, runtime) in &own_globals {
                     let mut store = runtime.store.build(config)?;
-                    store.init(&store_context)?;
+                    store.init(&global_context)?;
                     stores.push(Rc::new(RefCell::new(store)));
                 }
             }
@@ -554,6 +561,9 @@ impl StreamTask {
             },
         };
         self.state.enter_record(shared, topic, offset);
+        // The record's timestamp stays the task's after it is processed,
+        // as Kafka's record context does.
+        self.state.record_timestamp.set(record.timestamp);
         self.state.process_source(source, record)
     }
 
@@ -762,8 +772,19 @@ impl StreamTask {
     /// [`StreamsError::UnknownStore`] naming the stores that exist, or
     /// [`StreamsError::WrongStoreType`] naming the store's kind.
     pub fn store<S: StateStore>(&self, name: &str) -> Result<RefMut<'_, S>> {
-        self.state
-            .store(None, name, || std::any::type_name::<S>().to_owned())
+        self.state.store(None, name, || {
+            crate::error::short_type_name(std::any::type_name::<S>())
+        })
+    }
+
+    /// The store `name`, whatever its type (to downcast with
+    /// [`StateStore::as_any_mut`]).
+    ///
+    /// # Errors
+    /// [`StreamsError::UnknownStore`] naming the stores that exist, or the
+    /// store is borrowed already.
+    pub fn store_dyn(&self, name: &str) -> Result<RefMut<'_, dyn StateStore>> {
+        self.state.store_dyn(None, name)
     }
 
     /// Replays changelog records into the store `name` before processing
@@ -775,6 +796,21 @@ impl StreamTask {
     pub fn restore_store(&self, name: &str, records: &[RawRecord]) -> Result<bool> {
         let i = self.state.store_index(name)?;
         self.state.stores[i].borrow_mut().restore_changelog(records)
+    }
+
+    /// The config the task was built with.
+    pub fn config(&self) -> &StreamsConfig {
+        &self.state.config
+    }
+
+    /// Whether any store of the task keeps files (RocksDB), Kafka's
+    /// `hasPersistentStores`: the driver then cleans the state directory
+    /// at close.
+    pub fn has_persistent_stores(&self) -> bool {
+        self.state
+            .stores
+            .iter()
+            .any(|s| s.try_borrow().is_ok_and(|s| s.persistent()))
     }
 
     /// What kind of store `name` is.

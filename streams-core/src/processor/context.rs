@@ -330,6 +330,50 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
             .typed::<_, KS, VS>("session store", name)
     }
 
+    /// The store `name` whatever its type, Kafka's untyped
+    /// `getStateStore`: its name and kind, and
+    /// [`as_any_mut`](StateStore::as_any_mut) to downcast it yourself
+    /// ([`state_store`](ProcessorContext::state_store) downcasts for you).
+    ///
+    /// ```
+    /// use streams_core::processor::{Processor, ProcessorContext};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::{KeyValueStore, StoreKind, Stores};
+    /// use streams_core::{Record, Result, Topology};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// struct Inspect;
+    /// impl Processor<String, String, String, String> for Inspect {
+    ///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, String>, r: Record<String, String>) -> Result<()> {
+    ///         let mut store = ctx.state_store_dyn("seen")?;
+    ///         let kind = store.kind();
+    ///         if let Some(seen) = store.as_any_mut().downcast_mut::<KeyValueStore<String, i64>>() {
+    ///             seen.put(r.key.clone().unwrap_or_default(), 1)?;
+    ///         }
+    ///         drop(store);
+    ///         ctx.forward(r.with_value(Some(kind.to_string())))
+    ///     }
+    /// }
+    /// let mut topology = Topology::new();
+    /// topology
+    ///     .add_source::<String, String>("in", "in")?
+    ///     .add_processor("inspect", || Inspect, &["in"])?
+    ///     .add_state_store(Stores::key_value_store_builder("seen", StringSerde, I64Serde), &["inspect"])?
+    ///     .add_sink::<String, String>("out", "out", &["inspect"])?;
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// driver.create_input_topic("in", StringSerde, StringSerde).pipe_key_value("a", "x");
+    /// assert_eq!(driver.create_output_topic("out", StringSerde, StringSerde).read_value().as_deref(), Some("key-value store"));
+    /// assert_eq!(driver.key_value_store::<String, i64>("seen")?.get("a"), Some(1));
+    /// # let _ = StoreKind::KeyValue;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// No such store, or not connected to this processor.
+    pub fn state_store_dyn(&self, name: &str) -> Result<RefMut<'a, dyn StateStore>> {
+        self.task.store_dyn(Some(self.node), name)
+    }
+
     /// The store `name` as type `S`, for stores of any kind, your own too.
     ///
     /// # Errors
@@ -435,18 +479,14 @@ impl<'a> StoreLookup<'a> {
         name: &str,
     ) -> Result<RefMut<'a, S>> {
         self.task.store(Some(self.node), name, || {
-            format!(
-                "{kind}<{}, {}>",
-                std::any::type_name::<KS>(),
-                std::any::type_name::<VS>()
-            )
+            format!("{kind}<{}>", crate::state::key_value_types::<KS, VS>())
         })
     }
 
     /// The store `name` as type `S`, for stores of any kind.
     pub(crate) fn state_store<S: StateStore>(&self, name: &str) -> Result<RefMut<'a, S>> {
         self.task.store(Some(self.node), name, || {
-            std::any::type_name::<S>().to_owned()
+            crate::error::short_type_name(std::any::type_name::<S>())
         })
     }
 

@@ -514,6 +514,31 @@ impl TaskState {
         self.store_names.iter().map(|s| s.to_string()).collect()
     }
 
+    /// The store `name` whatever its type, for processor `node` (which
+    /// must be connected to it) or for the driver (`node` = `None`).
+    pub(crate) fn store_dyn(
+        &self,
+        node: Option<usize>,
+        name: &str,
+    ) -> Result<RefMut<'_, dyn StateStore>> {
+        let index = self.store_index(name)?;
+        if let Some(node) = node
+            && index < self.global_stores_from
+            && !self.node_stores[node].contains(&index)
+        {
+            return Err(StreamsError::StoreNotConnected {
+                node: self.meta[node].name.clone(),
+                store: name.to_owned(),
+            });
+        }
+        let guard = self.stores[index].try_borrow_mut().map_err(|_| {
+            StreamsError::StoreAlreadyBorrowed {
+                store: name.to_owned(),
+            }
+        })?;
+        Ok(RefMut::map(guard, |s| &mut **s))
+    }
+
     /// The store `name` as type `S`, for processor `node` (which must be
     /// connected to it) or for the driver (`node` = `None`).
     pub(crate) fn store<S: StateStore>(
@@ -542,6 +567,7 @@ impl TaskState {
                 store: name.to_owned(),
                 expected: expected(),
                 actual: guard.kind(),
+                actual_types: guard.store_types(),
             }
         })
     }
@@ -604,17 +630,29 @@ impl TaskState {
     /// Kafka's commit: flushes the record caches, store by store.
     pub(crate) fn commit(&self) -> Result<()> {
         self.begin_unit();
-        // By index, each hook taken out of the borrow before it runs: a
-        // hook may reach the task again (nothing is collected per commit).
+        // Store by store, as Kafka flushes them: the DSL's record caches
+        // (commit hooks, ordered by store), then the store's own. Each
+        // hook is taken out of the borrow before it runs: a hook may
+        // reach the task again (nothing is collected per commit).
         let mut i = 0;
-        loop {
-            let (node, run) = match self.commit_hooks.borrow().get(i) {
-                Some(h) => (h.node, h.run.clone()),
-                None => return Ok(()),
-            };
-            run(self, node)?;
-            i += 1;
+        for (index, store) in self.stores.iter().enumerate() {
+            loop {
+                let (node, run) = match self.commit_hooks.borrow().get(i) {
+                    Some(h) if h.store == index => (h.node, h.run.clone()),
+                    _ => break,
+                };
+                run(self, node)?;
+                i += 1;
+            }
+            let mut store =
+                store
+                    .try_borrow_mut()
+                    .map_err(|_| StreamsError::StoreAlreadyBorrowed {
+                        store: self.store_names[index].to_string(),
+                    })?;
+            store.commit()?;
         }
+        Ok(())
     }
 
     /// Runs one typed record through a node.

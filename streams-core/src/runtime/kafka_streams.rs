@@ -574,7 +574,7 @@ impl KafkaStreams {
     ///     app.step()?;
     /// }
     /// let store = app.store::<TimestampedKeyValueStore<String, i64>>("counts", TaskId::new(0, 1))?;
-    /// assert_eq!(store.get(&"kafka".to_owned()).map(|v| v.value), Some(1));
+    /// assert_eq!(store.get("kafka")?.map(|v| v.value), Some(1));
     /// drop(store);
     /// let missing = app.store::<TimestampedKeyValueStore<String, i64>>("counts", TaskId::new(0, 7));
     /// assert!(matches!(missing, Err(RuntimeError::StoreNotLocal { .. })));
@@ -615,7 +615,7 @@ impl KafkaStreams {
     /// let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("shop"), Arc::new(SimulatedClients::new(cluster.clone())))?;
     /// app.start()?; // reads the global topic to its end
     /// let store = app.global_store::<TimestampedKeyValueStore<String, String>>("prices-store")?;
-    /// assert_eq!(store.get(&"tea".to_owned()).map(|v| v.value.clone()), Some("3".to_owned()));
+    /// assert_eq!(store.get("tea")?.map(|v| v.value), Some("3".to_owned()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///

@@ -203,6 +203,33 @@ pub trait Serde<T>: Send + Sync + 'static {
         let _ = (topic, value);
         None
     }
+
+    /// Whether this serde's bytes, compared as unsigned bytes one after
+    /// the other (Kafka's `Bytes.compareTo`), order values exactly as
+    /// their type's `Ord` does. Kafka's stores order keys by their bytes;
+    /// a store whose key serde says `true` orders keys by `Ord` instead
+    /// and never keeps their bytes, which is cheaper and gives the same
+    /// order. `false` (the default) is always correct.
+    ///
+    /// `true` for [`StringSerde`] (UTF-8 bytes order as `str` does),
+    /// [`BytesSerde`] and [`UnitSerde`]; `false` for the signed numbers
+    /// (a negative number's big-endian bytes sort after every positive
+    /// one's), JSON and Avro.
+    ///
+    /// ```
+    /// use streams_core::serde::{BytesSerde, I64Serde, JsonSerde, Serde, StringSerde};
+    ///
+    /// assert!(Serde::<String>::bytes_preserve_order(&StringSerde));
+    /// assert!(Serde::<Vec<u8>>::bytes_preserve_order(&BytesSerde));
+    /// assert!(!Serde::<i64>::bytes_preserve_order(&I64Serde));
+    /// assert!(!Serde::<i64>::bytes_preserve_order(&JsonSerde::<i64>::new()));
+    /// // Why I64Serde cannot say so: -1 is 0xff.., after 1's 0x00..01.
+    /// assert!(I64Serde.serialize("t", &-1)? > I64Serde.serialize("t", &1)?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn bytes_preserve_order(&self) -> bool {
+        false
+    }
 }
 
 impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
@@ -253,6 +280,9 @@ impl<T, S: Serde<T> + ?Sized> Serde<T> for Arc<S> {
     fn serialize_base_key(&self, topic: &str, value: &T) -> Option<Result<Vec<u8>, SerdeError>> {
         (**self).serialize_base_key(topic, value)
     }
+    fn bytes_preserve_order(&self) -> bool {
+        (**self).bytes_preserve_order()
+    }
 }
 
 /// A shared, type-erased serde for `T`.
@@ -294,6 +324,9 @@ impl Serde<String> for StringSerde {
     ) -> Result<String, SerdeError> {
         self.deserialize_owned(topic, bytes)
     }
+    fn bytes_preserve_order(&self) -> bool {
+        true
+    }
 }
 
 fn not_utf8(e: std::str::Utf8Error) -> SerdeError {
@@ -334,6 +367,9 @@ impl Serde<Vec<u8>> for BytesSerde {
         bytes: Vec<u8>,
     ) -> Result<Vec<u8>, SerdeError> {
         self.deserialize_owned(topic, bytes)
+    }
+    fn bytes_preserve_order(&self) -> bool {
+        true
     }
 }
 
@@ -395,6 +431,9 @@ impl Serde<()> for UnitSerde {
                 bytes.len()
             )))
         }
+    }
+    fn bytes_preserve_order(&self) -> bool {
+        true
     }
 }
 

@@ -20,7 +20,7 @@
 //! let mut boxed = builder.build(&StreamsConfig::default())?;
 //! let store = boxed.as_any_mut().downcast_mut::<KeyValueStore<String, i64>>().ok_or("type")?;
 //! store.put("a".into(), 1)?;
-//! assert_eq!(store.get(&"a".to_string()), Some(&1));
+//! assert_eq!(store.get("a")?, Some(1));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -36,8 +36,17 @@ use crate::serde::SerdeRef;
 /// DSL operator keeps its record cache in front of it.
 pub struct StoreParts<K, V> {
     pub(crate) changelog: Changelog<K, V>,
-    /// Kinds without a record cache ignore it.
+    /// Whether a DSL operator keeps its record cache in front of the
+    /// store (`crate::dsl::cache`); kinds without one ignore it.
     pub(crate) caching: bool,
+    /// Whether the store keeps Kafka's record cache itself, for the
+    /// Processor API ([`BuiltInStoreBuilder::with_caching_enabled`], and
+    /// the config's cache size not 0; see `super::store_cache`).
+    pub(crate) cache: bool,
+    /// Whether the store keeps its entries in RocksDB: as its supplier
+    /// says, else as the config's DSL store suppliers say. Kinds that live
+    /// in memory only (window, session, versioned) ignore it.
+    pub(crate) persistent: bool,
 }
 
 impl<K, V> fmt::Debug for StoreParts<K, V> {
@@ -45,6 +54,8 @@ impl<K, V> fmt::Debug for StoreParts<K, V> {
         f.debug_struct("StoreParts")
             .field("logging", &self.changelog.enabled)
             .field("caching", &self.caching)
+            .field("cache", &self.cache)
+            .field("persistent", &self.persistent)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +129,10 @@ pub struct BuiltInStoreBuilder<S: BuiltInStore> {
     logging: bool,
     changelog_config: std::collections::BTreeMap<String, String>,
     caching: bool,
+    store_cache: bool,
+    /// `Some` when a supplier said where the stores live; `None` (the
+    /// DSL's stores) leaves it to the config.
+    persistent: Option<bool>,
 }
 
 impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
@@ -138,6 +153,8 @@ impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
             logging: true,
             changelog_config: std::collections::BTreeMap::new(),
             caching: false,
+            store_cache: false,
+            persistent: None,
         }
     }
 
@@ -167,6 +184,78 @@ impl<S: BuiltInStore> BuiltInStoreBuilder<S> {
                 .map(|(n, v)| (n.into(), v.into()))
                 .collect(),
         )
+    }
+
+    /// Stores built keep Kafka's record cache in front of them, Kafka's
+    /// `StoreBuilder.withCachingEnabled()`: a processor's writes are read
+    /// back at once, and reach the changelog when the task commits (Kafka's
+    /// driver commits after each record), one record per key changed since
+    /// the last commit, its latest value, at the timestamp of the record
+    /// that wrote it; nothing is forwarded (only the DSL's caches forward).
+    /// A store without a changelog, a window store that keeps duplicates
+    /// (Kafka disables its cache too) and a config whose cache size is 0
+    /// (`statestore.cache.max.bytes`) keep no cache.
+    ///
+    /// ```
+    /// use streams_core::processor::{Processor, ProcessorContext};
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::Stores;
+    /// use streams_core::{Record, Result, Topology};
+    /// use streams_test::TopologyTestDriver;
+    ///
+    /// /// Counts each word of a line, one put per word.
+    /// struct Count;
+    /// impl Processor<String, String, String, i64> for Count {
+    ///     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<String, String>) -> Result<()> {
+    ///         let mut store = ctx.key_value_store::<String, i64>("counts")?;
+    ///         for word in r.value.unwrap_or_default().split(' ') {
+    ///             let n = store.get(word)?.unwrap_or(0) + 1;
+    ///             store.put(word.to_owned(), n)?;
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let mut topology = Topology::new();
+    /// topology
+    ///     .add_source::<String, String>("in", "lines")?
+    ///     .add_processor("count", || Count, &["in"])?
+    ///     .add_state_store(
+    ///         Stores::key_value_store_builder("counts", StringSerde, I64Serde).with_caching_enabled(),
+    ///         &["count"],
+    ///     )?;
+    /// let driver = TopologyTestDriver::new(topology)?;
+    /// driver.create_input_topic("lines", StringSerde, StringSerde).pipe_value("a b a");
+    /// let changelog = driver.create_output_topic("test-app-counts-changelog", StringSerde, I64Serde);
+    /// // Three puts, one changelog record per key, with its latest value.
+    /// assert_eq!(changelog.read_key_values_to_list().len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_caching_enabled(mut self) -> Self {
+        self.store_cache = true;
+        self
+    }
+
+    /// Stores built keep no record cache (the default for the Processor
+    /// API, as in Kafka), Kafka's `withCachingDisabled()`.
+    #[must_use]
+    pub fn with_caching_disabled(mut self) -> Self {
+        self.store_cache = false;
+        self
+    }
+
+    /// Whether stores built keep Kafka's record cache (see
+    /// [`with_caching_enabled`](Self::with_caching_enabled)).
+    pub fn caching_enabled(&self) -> bool {
+        self.store_cache
+    }
+
+    /// Where the stores live, when a supplier says (`None`: as the
+    /// config's DSL store suppliers say).
+    #[must_use]
+    pub(crate) fn with_persistent(mut self, persistent: Option<bool>) -> Self {
+        self.persistent = persistent;
+        self
     }
 
     #[must_use]
@@ -236,6 +325,10 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
         let parts = StoreParts {
             changelog,
             caching: self.caching,
+            cache: self.store_cache && self.logging && config.record_cache_enabled(),
+            persistent: self
+                .persistent
+                .unwrap_or_else(|| config.dsl_stores_persistent()),
         };
         Ok(Box::new(S::make(&self.name, &self.params, parts)?))
     }
@@ -249,6 +342,8 @@ impl<S: BuiltInStore> fmt::Debug for BuiltInStoreBuilder<S> {
             .field("params", &self.params)
             .field("logging", &self.logging)
             .field("caching", &self.caching)
+            .field("store_cache", &self.store_cache)
+            .field("persistent", &self.persistent)
             .finish()
     }
 }

@@ -3,7 +3,12 @@
 //! A store is built per task by a [`StoreBuilder`] (see [`Stores`]), added
 //! to a topology with [`Topology::add_state_store`](crate::Topology::add_state_store)
 //! and reached from a connected processor through its context. Stores hold
-//! typed keys and values in memory; a store whose logging is enabled (the
+//! typed keys and values in memory, or (feature `rocksdb`, with
+//! `Stores::persistent_key_value_store`) their bytes in RocksDB under the
+//! config's `state.dir`, in Kafka's key order either way (by the keys'
+//! serialized bytes); a store built
+//! [`with_caching_enabled`](BuiltInStoreBuilder::with_caching_enabled)
+//! keeps Kafka's record cache. A store whose logging is enabled (the
 //! default) also writes every change to its *changelog* topic,
 //! `<application.id>-<store>-changelog`, serialized once: a put writes the
 //! key and value, a delete writes a tombstone (the key with no value).
@@ -31,7 +36,7 @@
 //!         let Some(key) = r.key.clone() else { return Ok(()) };
 //!         let count = {
 //!             let mut store = ctx.key_value_store::<String, i64>("counts")?;
-//!             let count = store.get(&key).copied().unwrap_or(0) + 1;
+//!             let count = store.get(&key)?.unwrap_or(0) + 1;
 //!             store.put(key, count)?;
 //!             count
 //!         };
@@ -50,8 +55,12 @@
 //! ```
 
 mod builder;
+mod key_order;
 mod key_value;
+#[cfg(feature = "rocksdb")]
+mod rocksdb;
 mod session;
+mod store_cache;
 mod time_ordered_buffer;
 mod time_ordered_stream_buffer;
 mod versioned;
@@ -59,8 +68,9 @@ mod window;
 
 pub use builder::{BuiltInStore, BuiltInStoreBuilder};
 pub(crate) use builder::{MakeStore, StoreParts};
-pub use key_value::{KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
+pub use key_value::{KeyValueIterator, KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp};
 pub use session::{SessionStore, SessionStoreBuilder};
+pub(crate) use store_cache::PendingWrites;
 pub use time_ordered_buffer::TimeOrderedKeyValueBuffer;
 pub(crate) use time_ordered_buffer::{BufferedContext, buffer_full};
 pub use time_ordered_stream_buffer::TimeOrderedStreamBuffer;
@@ -90,6 +100,8 @@ pub struct StoreContext {
     /// Records the stores dropped (a versioned store's expired puts), by
     /// store: the task adds them to its `dropped-records-total`.
     pub(crate) dropped: Rc<RefCell<std::collections::BTreeMap<String, u64>>>,
+    /// The task's state directory, `<state.dir>/<application.id>/<task>`.
+    pub(crate) state_dir: std::path::PathBuf,
 }
 
 impl fmt::Debug for StoreContext {
@@ -113,7 +125,26 @@ impl StoreContext {
             timestamp,
             application_id: application_id.to_owned(),
             dropped: Rc::default(),
+            state_dir: std::path::PathBuf::from(crate::StreamsConfig::DEFAULT_STATE_DIR)
+                .join(application_id)
+                .join("0_0"),
         }
+    }
+
+    /// The same context for the stores of the task whose state directory
+    /// is `state_dir`.
+    pub(crate) fn with_state_dir(&self, state_dir: std::path::PathBuf) -> Self {
+        StoreContext {
+            state_dir,
+            ..self.clone()
+        }
+    }
+
+    /// The task's state directory, Kafka's `stateDir()`:
+    /// `<state.dir>/<application.id>/<task id>` (`global` for global
+    /// stores), where a persistent store keeps its files.
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
     }
 
     /// Counts a record that store `store` dropped in the task's
@@ -149,6 +180,43 @@ impl StoreContext {
     }
 }
 
+/// A store's key and value types, as errors name them: `String, i64`.
+pub(crate) fn key_value_types<K, V>() -> String {
+    format!(
+        "{}, {}",
+        crate::error::short_type_name(std::any::type_name::<K>()),
+        crate::error::short_type_name(std::any::type_name::<V>())
+    )
+}
+
+/// Deletes the state directory of `config`'s application,
+/// `<state.dir>/<application.id>`, and everything in it, as Kafka's
+/// driver does at close (`StateDirectory.clean`); nothing happens when it
+/// does not exist.
+///
+/// ```
+/// use streams_core::StreamsConfig;
+/// use streams_core::state::clean_state_dir;
+///
+/// let dir = std::env::temp_dir().join("streams-core-doc-clean");
+/// let config = StreamsConfig::new("app").with_property("state.dir", dir.to_str().unwrap());
+/// std::fs::create_dir_all(dir.join("app/0_0"))?;
+/// clean_state_dir(&config)?;
+/// assert!(!dir.join("app").exists());
+/// clean_state_dir(&config)?; // already gone: fine
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// The directory exists and cannot be removed.
+pub fn clean_state_dir(config: &crate::StreamsConfig) -> std::io::Result<()> {
+    let dir = config.state_dir().join(config.application_id());
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 /// The changelog topic of `store` for `application_id`.
 pub fn changelog_topic(application_id: &str, store: &str) -> String {
     format!("{application_id}-{store}-changelog")
@@ -166,12 +234,32 @@ pub trait StateStore: Any {
         StoreKind::Custom
     }
 
+    /// Whether the store keeps its data in files (RocksDB), Kafka's
+    /// `persistent()`: the test driver then cleans the state directory
+    /// at close.
+    fn persistent(&self) -> bool {
+        false
+    }
+
     /// Called once when the task starts, before any processor's `init`.
     ///
     /// # Errors
     /// An error fails the task's start.
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let _ = context;
+        Ok(())
+    }
+
+    /// Called at each commit of the task (Kafka's driver commits after
+    /// each record and each wall-clock punctuation; the runtime every
+    /// `commit.interval.ms`): a store built
+    /// [`with_caching_enabled`](BuiltInStoreBuilder::with_caching_enabled)
+    /// writes what its record cache held to its changelog, as Kafka's
+    /// caching stores do at their flush.
+    ///
+    /// # Errors
+    /// An error fails the commit.
+    fn commit(&mut self) -> Result<()> {
         Ok(())
     }
 
@@ -182,6 +270,13 @@ pub trait StateStore: Any {
     /// stores all the same.
     fn close(&mut self) -> Result<()> {
         Ok(())
+    }
+
+    /// What errors call the store's types: a built-in store's key and
+    /// value types (`String, i64`), another store's own type (`Counter`),
+    /// without their paths.
+    fn store_types(&self) -> String {
+        crate::error::short_type_name(std::any::type_name::<Self>())
     }
 
     /// The store, to be downcast to its type.
@@ -262,6 +357,23 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
         }
     }
 
+    /// Refuses a changelog record at a negative timestamp (`timestamp`, or
+    /// the current record's), as Kafka's producer does, before the store
+    /// changes.
+    pub(crate) fn check_timestamp(&self, timestamp: Option<i64>) -> Result<()> {
+        let Some((topic, ctx)) = &self.sink else {
+            return Ok(());
+        };
+        let timestamp = timestamp.unwrap_or_else(|| ctx.timestamp());
+        if timestamp < 0 {
+            return Err(StreamsError::NegativeChangelogTimestamp {
+                topic: topic.to_string(),
+                timestamp,
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn key_bytes(&self, topic: &str, key: &K) -> Result<Vec<u8>> {
         self.key_serde
             .serialize(topic, key)
@@ -322,16 +434,115 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
     }
 }
 
+/// Where a key-value store keeps its entries, Kafka's
+/// `KeyValueBytesStoreSupplier`: a name, in memory
+/// ([`Stores::in_memory_key_value_store`], or just a name) or in RocksDB
+/// ([`Stores::persistent_key_value_store`], feature `rocksdb`). Give it
+/// to [`Stores::key_value_store_builder`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValueBytesStoreSupplier {
+    name: String,
+    persistent: bool,
+}
+
+impl KeyValueBytesStoreSupplier {
+    /// The store's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the store keeps its entries in RocksDB.
+    pub fn persistent(&self) -> bool {
+        self.persistent
+    }
+}
+
+/// A name is an in-memory store of that name, as
+/// [`Stores::in_memory_key_value_store`] gives.
+impl From<&str> for KeyValueBytesStoreSupplier {
+    fn from(name: &str) -> Self {
+        Stores::in_memory_key_value_store(name)
+    }
+}
+
+/// A name is an in-memory store of that name.
+impl From<&String> for KeyValueBytesStoreSupplier {
+    fn from(name: &String) -> Self {
+        Stores::in_memory_key_value_store(name)
+    }
+}
+
+/// A name is an in-memory store of that name.
+impl From<String> for KeyValueBytesStoreSupplier {
+    fn from(name: String) -> Self {
+        Stores::in_memory_key_value_store(&name)
+    }
+}
+
 /// Builders of the built-in stores, Kafka's `Stores`: each hands out a
 /// [`BuiltInStoreBuilder`] of its store type.
 #[derive(Debug, Clone, Copy)]
 pub struct Stores;
 
 impl Stores {
-    /// A builder of in-memory [`KeyValueStore`]s named `name`, whose
-    /// changelog uses these serdes.
+    /// An in-memory key-value store named `name`, Kafka's
+    /// `inMemoryKeyValueStore(name)` (a name alone means the same).
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::{KeyValueBytesStoreSupplier, StoreBuilder, Stores};
+    ///
+    /// let supplier = Stores::in_memory_key_value_store("counts");
+    /// assert_eq!((supplier.name(), supplier.persistent()), ("counts", false));
+    /// assert_eq!(supplier, KeyValueBytesStoreSupplier::from("counts"));
+    /// let builder = Stores::key_value_store_builder(supplier, StringSerde, I64Serde);
+    /// assert_eq!(builder.name(), "counts");
+    /// ```
+    pub fn in_memory_key_value_store(name: &str) -> KeyValueBytesStoreSupplier {
+        KeyValueBytesStoreSupplier {
+            name: name.to_owned(),
+            persistent: false,
+        }
+    }
+
+    /// A key-value store named `name` kept in RocksDB, Kafka's
+    /// `persistentKeyValueStore(name)` (feature `rocksdb`): its files are
+    /// under `<state.dir>/<application.id>/<task>/rocksdb/<name>`, and the
+    /// test driver deletes them at close. Its keys are in Kafka's order,
+    /// as in memory.
+    ///
+    /// ```
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::Stores;
+    ///
+    /// let supplier = Stores::persistent_key_value_store("counts");
+    /// assert!(supplier.persistent());
+    /// let builder = Stores::key_value_store_builder(supplier, StringSerde, I64Serde);
+    /// # let _ = builder;
+    /// ```
+    #[cfg(feature = "rocksdb")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rocksdb")))]
+    pub fn persistent_key_value_store(name: &str) -> KeyValueBytesStoreSupplier {
+        KeyValueBytesStoreSupplier {
+            name: name.to_owned(),
+            persistent: true,
+        }
+    }
+
+    /// As [`Stores::persistent_key_value_store`], Kafka's
+    /// `persistentTimestampedKeyValueStore(name)`: give it to
+    /// [`Stores::timestamped_key_value_store_builder`].
+    #[cfg(feature = "rocksdb")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rocksdb")))]
+    pub fn persistent_timestamped_key_value_store(name: &str) -> KeyValueBytesStoreSupplier {
+        Self::persistent_key_value_store(name)
+    }
+
+    /// A builder of [`KeyValueStore`]s as `supplier` says (a name alone:
+    /// in memory), whose changelog uses these serdes, Kafka's
+    /// `keyValueStoreBuilder(supplier, keySerde, valueSerde)`.
     pub fn key_value_store_builder<K, V>(
-        name: &str,
+        supplier: impl Into<KeyValueBytesStoreSupplier>,
         key_serde: impl Serde<K>,
         value_serde: impl Serde<V>,
     ) -> KeyValueStoreBuilder<K, V>
@@ -339,18 +550,21 @@ impl Stores {
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
+        let supplier = supplier.into();
         BuiltInStoreBuilder::new(
-            name,
+            supplier.name,
             (),
             Some(Arc::new(key_serde)),
             Some(Arc::new(value_serde)),
         )
+        .with_persistent(Some(supplier.persistent))
     }
 
-    /// A builder of in-memory [`TimestampedKeyValueStore`]s: each value is
-    /// kept with the timestamp of the record that wrote it.
+    /// A builder of [`TimestampedKeyValueStore`]s as `supplier` says (a
+    /// name alone: in memory): each value is kept with the timestamp of
+    /// the record that wrote it, Kafka's `timestampedKeyValueStoreBuilder`.
     pub fn timestamped_key_value_store_builder<K, V>(
-        name: &str,
+        supplier: impl Into<KeyValueBytesStoreSupplier>,
         key_serde: impl Serde<K>,
         value_serde: impl Serde<V>,
     ) -> BuiltInStoreBuilder<TimestampedKeyValueStore<K, V>>
@@ -358,12 +572,14 @@ impl Stores {
         K: Ord + Clone + 'static,
         V: Clone + 'static,
     {
+        let supplier = supplier.into();
         BuiltInStoreBuilder::new(
-            name,
+            supplier.name,
             (),
             Some(Arc::new(key_serde)),
             Some(Arc::new(value_serde)),
         )
+        .with_persistent(Some(supplier.persistent))
     }
 }
 

@@ -8,6 +8,8 @@
 //! Each change is written to the changelog with Kafka's session key: the
 //! key's bytes, then the session end and start, 8 bytes big-endian each; a
 //! removal writes a tombstone. [`SessionStore::restore`] replays a changelog.
+//! Reads across keys are by session end, then key in Kafka's order (by the
+//! keys' serialized bytes), as Kafka's in-memory session store gives them.
 //!
 //! ```
 //! use std::time::Duration;
@@ -23,23 +25,25 @@
 //! store.put(alice(0, 10), 2)?;
 //! store.put(alice(40, 50), 1)?;
 //! // Sessions of alice ending at or after 5 and starting at or before 45.
-//! let found: Vec<_> = store.find_sessions(&"alice".to_string(), 5, 45).map(|(w, v)| (w.window, *v)).collect();
+//! let found: Vec<_> = store.find_sessions("alice", 5, 45)?.map(|(w, v)| (w.window, v)).collect();
 //! assert_eq!(found, [(Window::new(0, 10), 2), (Window::new(40, 50), 1)]);
 //! store.remove(&alice(0, 10))?;
-//! assert_eq!(store.fetch(&"alice".to_string()).count(), 1);
+//! assert_eq!(store.fetch("alice")?.count(), 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::key_order::{KeyOrder, OrderedKey, empty_range, owned_bound};
 use super::window::bad_changelog_key;
 use super::{
-    BuiltInStoreBuilder, Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts,
-    Stores,
+    BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, PendingWrites, StateStore,
+    StoreContext, StoreKind, StoreParts, Stores,
 };
 use crate::error::Result;
 use crate::record::RawRecord;
@@ -49,8 +53,8 @@ use crate::time::{Window, Windowed};
 
 const TIMESTAMP_SIZE: usize = 8;
 
-/// Session end -> key -> session start -> value.
-type Sessions<K, V> = BTreeMap<i64, BTreeMap<K, BTreeMap<i64, V>>>;
+/// Session end -> key in Kafka's order -> session start -> value.
+type Sessions<K, V> = BTreeMap<i64, BTreeMap<OrderedKey<K>, BTreeMap<i64, V>>>;
 
 /// An in-memory session store, Kafka's `SessionStore` with an in-memory
 /// supplier; build one with [`Stores::session_store_builder`].
@@ -63,13 +67,39 @@ type Sessions<K, V> = BTreeMap<i64, BTreeMap<K, BTreeMap<i64, V>>>;
 /// Each change is written to the changelog with Kafka's session key: the
 /// key's bytes, then the session end and start, 8 bytes big-endian each;
 /// a removal writes a tombstone. [`SessionStore::restore`] replays a
-/// changelog.
+/// changelog. Reads across keys are by session end, then key in Kafka's
+/// order (by the keys' serialized bytes).
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::dsl::{Window, Windowed};
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::state::{SessionStore, StoreBuilder, Stores};
+/// use streams_core::StreamsConfig;
+///
+/// let builder = Stores::session_store_builder("s", Duration::from_secs(1), I64Serde, StringSerde);
+/// let mut built = builder.build(&StreamsConfig::default())?;
+/// let store = built.as_any_mut().downcast_mut::<SessionStore<i64, String>>().ok_or("type")?;
+/// for key in [-1, 1] {
+///     store.put(Windowed::new(key, Window::new(0, 5)), format!("v{key}"))?;
+/// }
+/// let keys: Vec<i64> = store.all()?.map(|(w, _)| w.key).collect();
+/// assert_eq!(keys, [1, -1]);
+/// let (from, to) = (-1, 1); // -1's bytes come after 1's: nothing
+/// assert_eq!(store.fetch_range(from..=to)?.count(), 0);
+/// assert_eq!(store.fetch_session(&-1, 0, 5)?.as_deref(), Some("v-1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct SessionStore<K, V> {
     name: String,
     retention_ms: i64,
     sessions: Sessions<K, V>,
     observed_stream_time: i64,
+    order: KeyOrder<K>,
     changelog: Changelog<K, V>,
+    /// Kafka's record cache of a Processor API store (`super::store_cache`):
+    /// the writes the next commit logs, by key and session.
+    pending: Option<PendingWrites<(OrderedKey<K>, Window), V>>,
     /// Whether the DSL operator writing it keeps Kafka's record cache in
     /// front of it (see `crate::dsl::cache`).
     pub(crate) caching: bool,
@@ -89,20 +119,26 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             retention_ms,
             sessions: BTreeMap::new(),
             observed_stream_time: -1,
+            order: KeyOrder::new(changelog.key_serde.clone(), format!("{name}-changelog")),
             changelog,
+            pending: None,
             caching: false,
         }
     }
 
     /// Puts without writing the changelog (the record cache writes it at
     /// its flush, [`SessionStore::log_value`]).
-    pub(crate) fn put_unlogged(&mut self, session: Windowed<K>, value: V) {
-        self.apply(session, Some(value));
+    pub(crate) fn put_unlogged(&mut self, session: Windowed<K>, value: V) -> Result<()> {
+        let key = self.order.ordered(session.key)?;
+        self.apply(key, session.window, Some(value));
+        Ok(())
     }
 
     /// Removes without writing the changelog.
-    pub(crate) fn remove_unlogged(&mut self, session: &Windowed<K>) {
-        self.remove_entry(session);
+    pub(crate) fn remove_unlogged(&mut self, session: &Windowed<K>) -> Result<()> {
+        let key = self.order.ordered(session.key.clone())?;
+        self.remove_entry(&key, &session.window);
+        Ok(())
     }
 
     /// Writes `value` (a tombstone for `None`) for `session` to the
@@ -138,12 +174,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     /// # Errors
     /// The changelog serde failed.
     pub fn put(&mut self, session: Windowed<K>, value: V) -> Result<()> {
-        let encoded = self.changelog.encode_raw(
-            &session.key,
-            &session_suffix(&session.window),
+        let Windowed { key, window } = session;
+        let key = self.order.ordered(key)?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            pending.write((key.clone(), window), Some(value.clone()), ctx.timestamp());
+            self.apply(key, window, Some(value));
+            return Ok(());
+        }
+        let encoded = self.changelog.encode_raw_with(
+            &key.key,
+            key.bytes.as_deref(),
+            &session_suffix(&window),
             Some(&value),
         )?;
-        self.apply(session, Some(value));
+        self.apply(key, window, Some(value));
         self.changelog.log_raw(encoded, None);
         Ok(())
     }
@@ -154,25 +198,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     /// # Errors
     /// The changelog serde failed.
     pub fn remove(&mut self, session: &Windowed<K>) -> Result<()> {
-        let encoded =
-            self.changelog
-                .encode_raw(&session.key, &session_suffix(&session.window), None)?;
-        self.remove_entry(session);
+        let key = self.order.ordered(session.key.clone())?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            pending.write((key.clone(), session.window), None, ctx.timestamp());
+            self.remove_entry(&key, &session.window);
+            return Ok(());
+        }
+        let encoded = self.changelog.encode_raw_with(
+            &key.key,
+            key.bytes.as_deref(),
+            &session_suffix(&session.window),
+            None,
+        )?;
+        self.remove_entry(&key, &session.window);
         self.changelog.log_raw(encoded, None);
         Ok(())
     }
 
-    fn remove_entry(&mut self, session: &Windowed<K>) {
-        let end = session.window.end;
+    fn remove_entry(&mut self, key: &OrderedKey<K>, window: &Window) {
+        let end = window.end;
         let Some(keys) = self.sessions.get_mut(&end) else {
             return;
         };
-        let Some(starts) = keys.get_mut(&session.key) else {
+        let Some(starts) = keys.get_mut(key) else {
             return;
         };
-        starts.remove(&session.window.start);
+        starts.remove(&window.start);
         if starts.is_empty() {
-            keys.remove(&session.key);
+            keys.remove(key);
             if keys.is_empty() {
                 self.sessions.remove(&end);
             }
@@ -180,8 +233,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     }
 
     /// Kafka's `InMemorySessionStore.put`, without logging.
-    fn apply(&mut self, session: Windowed<K>, value: Option<V>) {
-        let end = session.window.end;
+    fn apply(&mut self, key: OrderedKey<K>, window: Window, value: Option<V>) {
+        let end = window.end;
         self.observed_stream_time = self.observed_stream_time.max(end);
         if end > self.expired_up_to() {
             match value {
@@ -189,11 +242,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
                     self.sessions
                         .entry(end)
                         .or_default()
-                        .entry(session.key)
+                        .entry(key)
                         .or_default()
-                        .insert(session.window.start, v);
+                        .insert(window.start, v);
                 }
-                None => self.remove_entry(&session),
+                None => self.remove_entry(&key, &window),
             }
         }
         let min_live = self.min_live_end().max(0);
@@ -204,18 +257,82 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     fn ends_from(
         &self,
         earliest_end: i64,
-    ) -> impl DoubleEndedIterator<Item = (&i64, &BTreeMap<K, BTreeMap<i64, V>>)> {
+    ) -> impl DoubleEndedIterator<Item = (&i64, &BTreeMap<OrderedKey<K>, BTreeMap<i64, V>>)> {
         let from = earliest_end.max(self.min_live_end());
         self.sessions.range(from..)
     }
 
-    /// The value of exactly this session, Kafka's `fetchSession(key,
-    /// start, end)`.
-    pub fn fetch_session(&self, key: &K, start: i64, end: i64) -> Option<&V> {
+    /// The value of exactly this session (the key in any borrowed form of
+    /// the key type), Kafka's `fetchSession(key, start, end)`.
+    ///
+    /// # Errors
+    /// The key serde failed (a store ordering keys by their bytes
+    /// serializes the key to find it).
+    pub fn fetch_session<Q>(&self, key: &Q, start: i64, end: i64) -> Result<Option<V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         if end <= self.expired_up_to() {
-            return None;
+            return Ok(None);
         }
-        self.sessions.get(&end)?.get(key)?.get(&start)
+        let key = self.order.ordered(key.to_owned())?;
+        Ok((|| {
+            self.sessions.get(&end)?.get(&key)?.get(&start).cloned()
+        })())
+    }
+
+    /// The sessions of the keys in `keys` that end at or after
+    /// `earliest_end` and start at or before `latest_start`: by session
+    /// end, then key in Kafka's order, then (within one key and end)
+    /// latest start first, as Kafka's in-memory store gives them; the
+    /// reverse order when not `forward`.
+    fn find(
+        &self,
+        keys: (Bound<OrderedKey<K>>, Bound<OrderedKey<K>>),
+        earliest_end: i64,
+        latest_start: i64,
+        forward: bool,
+    ) -> KeyValueIterator<Windowed<K>, V> {
+        if empty_range(keys.0.as_ref(), keys.1.as_ref()) {
+            return KeyValueIterator::default();
+        }
+        let mut found = Vec::new();
+        for (&end, by_key) in self.ends_from(earliest_end) {
+            for (key, starts) in by_key.range((keys.0.as_ref(), keys.1.as_ref())) {
+                for (&start, v) in starts.range(..=latest_start).rev() {
+                    found.push((
+                        Windowed::new(key.key.clone(), Window::new(start, end)),
+                        v.clone(),
+                    ));
+                }
+            }
+        }
+        if !forward {
+            found.reverse();
+        }
+        found.into()
+    }
+
+    /// The key `key` as a range of one key.
+    fn one_key<Q>(&self, key: &Q) -> Result<(Bound<OrderedKey<K>>, Bound<OrderedKey<K>>)>
+    where
+        Q: ToOwned<Owned = K> + ?Sized,
+    {
+        let key = self.order.ordered(key.to_owned())?;
+        Ok((Bound::Included(key.clone()), Bound::Included(key)))
+    }
+
+    /// The bounds of a key range, as the store orders keys.
+    fn key_range<Q, R>(&self, keys: &R) -> Result<(Bound<OrderedKey<K>>, Bound<OrderedKey<K>>)>
+    where
+        Q: ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        Ok((
+            self.order.bound(owned_bound(keys.start_bound()))?,
+            self.order.bound(owned_bound(keys.end_bound()))?,
+        ))
     }
 
     /// The sessions of `key` that end at or after `earliest_session_end`
@@ -223,72 +340,138 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     /// `findSessions`: by session end, then (within one end) latest start
     /// first, as Kafka's in-memory store returns them. These are the
     /// sessions a record could merge with.
-    pub fn find_sessions<'a>(
-        &'a self,
-        key: &'a K,
+    ///
+    /// # Errors
+    /// The key serde failed.
+    pub fn find_sessions<Q>(
+        &self,
+        key: &Q,
         earliest_session_end: i64,
         latest_session_start: i64,
-    ) -> impl Iterator<Item = (Windowed<K>, &'a V)> + 'a {
-        self.ends_from(earliest_session_end)
-            .flat_map(move |(&end, keys)| {
-                keys.get(key).into_iter().flat_map(move |starts| {
-                    starts
-                        .range(..=latest_session_start)
-                        .rev()
-                        .map(move |(&start, v)| {
-                            (Windowed::new(key.clone(), Window::new(start, end)), v)
-                        })
-                })
-            })
+    ) -> Result<KeyValueIterator<Windowed<K>, V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        Ok(self.find(
+            self.one_key(key)?,
+            earliest_session_end,
+            latest_session_start,
+            true,
+        ))
     }
 
-    /// As [`SessionStore::find_sessions`], latest end first (and within one
-    /// end, earliest start first), Kafka's `backwardFindSessions`.
-    pub fn backward_find_sessions<'a>(
-        &'a self,
-        key: &'a K,
+    /// As [`SessionStore::find_sessions`], in the reverse order (latest
+    /// end first, and within one end, earliest start first), Kafka's
+    /// `backwardFindSessions`.
+    ///
+    /// # Errors
+    /// The key serde failed.
+    pub fn backward_find_sessions<Q>(
+        &self,
+        key: &Q,
         earliest_session_end: i64,
         latest_session_start: i64,
-    ) -> impl Iterator<Item = (Windowed<K>, &'a V)> + 'a {
-        self.ends_from(earliest_session_end)
-            .rev()
-            .flat_map(move |(&end, keys)| {
-                keys.get(key).into_iter().flat_map(move |starts| {
-                    starts
-                        .range(..=latest_session_start)
-                        .map(move |(&start, v)| {
-                            (Windowed::new(key.clone(), Window::new(start, end)), v)
-                        })
-                })
-            })
+    ) -> Result<KeyValueIterator<Windowed<K>, V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        Ok(self.find(
+            self.one_key(key)?,
+            earliest_session_end,
+            latest_session_start,
+            false,
+        ))
+    }
+
+    /// The sessions of the keys in `keys` that end at or after
+    /// `earliest_session_end` and start at or before
+    /// `latest_session_start`, by session end, then key in Kafka's order
+    /// (by the keys' serialized bytes), Kafka's `findSessions(keyFrom,
+    /// keyTo, earliestSessionEndTime, latestSessionStartTime)`.
+    ///
+    /// # Errors
+    /// The key serde failed.
+    pub fn find_sessions_in_range<Q, R>(
+        &self,
+        keys: R,
+        earliest_session_end: i64,
+        latest_session_start: i64,
+    ) -> Result<KeyValueIterator<Windowed<K>, V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        Ok(self.find(
+            self.key_range(&keys)?,
+            earliest_session_end,
+            latest_session_start,
+            true,
+        ))
     }
 
     /// Every key's sessions that end between `earliest_session_end` and
-    /// `latest_session_end` (inclusive), by end then key, Kafka's
-    /// `findSessions(earliestSessionEndTime, latestSessionEndTime)`.
+    /// `latest_session_end` (inclusive), by end, then key in Kafka's
+    /// order, Kafka's `findSessions(earliestSessionEndTime,
+    /// latestSessionEndTime)`.
+    ///
+    /// # Errors
+    /// None for a store in memory.
     pub fn find_sessions_ending_between(
         &self,
         earliest_session_end: i64,
         latest_session_end: i64,
-    ) -> impl Iterator<Item = (Windowed<K>, &V)> {
-        self.ends_from(earliest_session_end)
-            .take_while(move |(end, _)| **end <= latest_session_end)
-            .flat_map(|(&end, keys)| {
-                keys.iter().flat_map(move |(k, starts)| {
-                    starts.iter().rev().map(move |(&start, v)| {
-                        (Windowed::new(k.clone(), Window::new(start, end)), v)
-                    })
-                })
-            })
+    ) -> Result<KeyValueIterator<Windowed<K>, V>> {
+        let mut found = Vec::new();
+        for (&end, by_key) in self
+            .ends_from(earliest_session_end)
+            .take_while(|(end, _)| **end <= latest_session_end)
+        {
+            for (key, starts) in by_key {
+                for (&start, v) in starts.iter().rev() {
+                    found.push((
+                        Windowed::new(key.key.clone(), Window::new(start, end)),
+                        v.clone(),
+                    ));
+                }
+            }
+        }
+        Ok(found.into())
     }
 
     /// Every live session of `key`, Kafka's `fetch(key)`.
-    pub fn fetch<'a>(&'a self, key: &'a K) -> impl Iterator<Item = (Windowed<K>, &'a V)> + 'a {
+    ///
+    /// # Errors
+    /// The key serde failed.
+    pub fn fetch<Q>(&self, key: &Q) -> Result<KeyValueIterator<Windowed<K>, V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
         self.find_sessions(key, i64::MIN, i64::MAX)
     }
 
-    /// Every live session, by end then key.
-    pub fn all(&self) -> impl Iterator<Item = (Windowed<K>, &V)> {
+    /// Every live session of the keys in `keys`, by end, then key in
+    /// Kafka's order, Kafka's `fetch(keyFrom, keyTo)`.
+    ///
+    /// # Errors
+    /// The key serde failed.
+    pub fn fetch_range<Q, R>(&self, keys: R) -> Result<KeyValueIterator<Windowed<K>, V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.find_sessions_in_range(keys, i64::MIN, i64::MAX)
+    }
+
+    /// Every live session, by end, then key in Kafka's order.
+    ///
+    /// # Errors
+    /// None for a store in memory.
+    pub fn all(&self) -> Result<KeyValueIterator<Windowed<K>, V>> {
         self.find_sessions_ending_between(i64::MIN, i64::MAX)
     }
 
@@ -343,17 +526,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             };
             let end = read_i64(key, key_len).unwrap_or_default();
             let start = read_i64(key, key_len + TIMESTAMP_SIZE).unwrap_or_default();
-            let k = self.changelog.decode_key(&topic, offset, &key[..key_len])?;
-            let session = Windowed::new(k, Window::new(start, end));
+            let k = OrderedKey {
+                key: self.changelog.decode_key(&topic, offset, &key[..key_len])?,
+                bytes: self.order.by_bytes().then(|| key[..key_len].into()),
+            };
+            let window = Window::new(start, end);
             match &record.value {
                 Some(bytes) => {
                     let value = self.changelog.decode_value(&topic, offset, bytes)?;
-                    self.apply(session, Some(value));
+                    self.apply(k, window, Some(value));
                 }
                 // A removal, as the live store did it: without moving
                 // stream time (Kafka's restore replays it as a put of
                 // null, which does).
-                None => self.remove_entry(&session),
+                None => self.remove_entry(&k, &window),
             }
         }
         Ok(())
@@ -367,9 +553,34 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for SessionStore<K
     fn kind(&self) -> StoreKind {
         StoreKind::Session
     }
+    fn store_types(&self) -> String {
+        super::key_value_types::<K, V>()
+    }
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let name = self.name.clone();
         self.changelog.init(&name, context);
+        self.order.set_topic(context.changelog_topic(&name));
+        Ok(())
+    }
+    /// Logs the writes the record cache held, Kafka's caching session
+    /// store's flush: per session its latest value (a tombstone for a
+    /// removal) at the timestamp of the record that wrote it.
+    fn commit(&mut self) -> Result<()> {
+        let Some(pending) = &mut self.pending else {
+            return Ok(());
+        };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for ((key, window), value, timestamp) in pending.drain() {
+            let encoded = self.changelog.encode_raw_with(
+                &key.key,
+                key.bytes.as_deref(),
+                &session_suffix(&window),
+                value.as_ref(),
+            )?;
+            self.changelog.log_raw(encoded, Some(timestamp));
+        }
         Ok(())
     }
     fn as_any(&self) -> &dyn Any {
@@ -409,6 +620,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for SessionStore<K,
         let retention_ms = crate::time::millis(*retention, "retention period")?;
         let mut store = SessionStore::new(name, retention_ms, parts.changelog);
         store.caching = parts.caching;
+        store.pending = parts.cache.then(PendingWrites::new);
         Ok(store)
     }
 }
@@ -476,8 +688,8 @@ mod tests {
         s.put(w("a", 0, 0), 1)?;
         s.put(w("a", 1000, 1000), 2)?;
         let found: Vec<_> = s
-            .find_sessions(&key, -1, 1000)
-            .map(|(w, v)| (w.window, *v))
+            .find_sessions(&key, -1, 1000)?
+            .map(|(w, v)| (w.window, v))
             .collect();
         assert_eq!(
             found,
@@ -495,10 +707,10 @@ mod tests {
         s.put(w("aa", 0, 10), 3)?;
         s.remove(&w("a", 0, 1000))?;
         let a = "a".to_owned();
-        assert_eq!(s.find_sessions(&a, 0, 1000).count(), 0);
-        let all: Vec<_> = s.fetch(&a).map(|(w, v)| (w.window, *v)).collect();
+        assert_eq!(s.find_sessions(&a, 0, 1000)?.count(), 0);
+        let all: Vec<_> = s.fetch(&a)?.map(|(w, v)| (w.window, v)).collect();
         assert_eq!(all, [(Window::new(1500, 2500), 2)]);
-        assert_eq!(s.fetch_session(&"aa".to_owned(), 0, 10), Some(&3));
+        assert_eq!(s.fetch_session("aa", 0, 10)?, Some(3));
         assert_eq!(s.approximate_num_entries(), 2);
         Ok(())
     }
@@ -509,9 +721,9 @@ mod tests {
         s.put(w("a", 0, 5), 1)?;
         s.put(w("b", 10, 15), 2)?;
         // Stream time 15, retention 10: ends at or before 5 are expired.
-        let keys: Vec<_> = s.all().map(|(w, _)| w.key).collect();
+        let keys: Vec<_> = s.all()?.map(|(w, _)| w.key).collect();
         assert_eq!(keys, ["b"]);
-        assert_eq!(s.fetch_session(&"a".to_owned(), 0, 5), None);
+        assert_eq!(s.fetch_session("a", 0, 5)?, None);
         s.put(w("c", 0, 4), 3)?;
         assert_eq!(s.approximate_num_entries(), 1);
         Ok(())
@@ -524,7 +736,7 @@ mod tests {
         s.put(w("a", 2, 10), 2)?;
         s.put(w("a", 7, 10), 3)?;
         s.put(w("a", 0, 3), 4)?;
-        let all: Vec<_> = s.all().map(|(w, v)| (w.to_string(), *v)).collect();
+        let all: Vec<_> = s.all()?.map(|(w, v)| (w.to_string(), v)).collect();
         assert_eq!(
             all,
             [
@@ -536,13 +748,13 @@ mod tests {
         );
         let a = "a".to_owned();
         let back: Vec<_> = s
-            .backward_find_sessions(&a, 0, 100)
-            .map(|(_, v)| *v)
+            .backward_find_sessions(&a, 0, 100)?
+            .map(|(_, v)| v)
             .collect();
         assert_eq!(back, [2, 3, 4]);
         let ending: Vec<_> = s
-            .find_sessions_ending_between(4, 10)
-            .map(|(_, v)| *v)
+            .find_sessions_ending_between(4, 10)?
+            .map(|(_, v)| v)
             .collect();
         assert_eq!(ending, [3, 2, 1]);
         Ok(())
@@ -591,8 +803,9 @@ mod tests {
             let raw: Vec<RawRecord> = produced.borrow().records().iter().map(|p| p.record.clone()).collect();
             let mut restored = store(retention);
             restored.restore(&raw).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let a: Vec<_> = original.all().map(|(w, v)| (w, *v)).collect();
-            let b: Vec<_> = restored.all().map(|(w, v)| (w, *v)).collect();
+            let fail = |e: crate::StreamsError| TestCaseError::fail(e.to_string());
+            let a: Vec<_> = original.all().map_err(fail)?.collect();
+            let b: Vec<_> = restored.all().map_err(fail)?.collect();
             prop_assert_eq!(a, b);
         }
     }

@@ -336,19 +336,29 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
     ///
     /// # Errors
     /// The changelog serde failed.
-    pub fn delete(&mut self, key: &K, timestamp: i64) -> Result<Option<VersionedRecord<V>>> {
-        self.changelog.log(key, None, Some(timestamp))?;
+    pub fn delete<Q>(&mut self, key: &Q, timestamp: i64) -> Result<Option<VersionedRecord<V>>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        let key = key.to_owned();
+        self.changelog.log(&key, None, Some(timestamp))?;
         if timestamp < self.history_start() {
             self.count_expired();
             return Ok(None);
         }
-        let existing = self.get_as_of(key, timestamp);
-        self.apply(key.clone(), None, timestamp);
+        let existing = self.get_as_of::<K>(&key, timestamp);
+        self.apply(key, None, timestamp);
         Ok(existing)
     }
 
-    /// The newest version of `key`, unless it is a tombstone.
-    pub fn get(&self, key: &K) -> Option<VersionedRecord<V>> {
+    /// The newest version of `key` (in any borrowed form of the key type,
+    /// `get("a")` on `String` keys), unless it is a tombstone.
+    pub fn get<Q>(&self, key: &Q) -> Option<VersionedRecord<V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         let (&ts, value) = self.keys.get(key)?.last_key_value()?;
         Some(VersionedRecord::new(value.clone()?, ts))
     }
@@ -358,7 +368,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
     /// it ended; `None` for a tombstone or no version. Further back than
     /// the history retention only the newest version is known: it is
     /// returned if it is not newer than `as_of`.
-    pub fn get_as_of(&self, key: &K, as_of: i64) -> Option<VersionedRecord<V>> {
+    pub fn get_as_of<Q>(&self, key: &Q, as_of: i64) -> Option<VersionedRecord<V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         let versions = self.keys.get(key)?;
         if as_of < self.history_start() {
             let (&ts, value) = versions.last_key_value()?;
@@ -482,6 +496,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for VersionedKeyVa
     }
     fn kind(&self) -> StoreKind {
         StoreKind::VersionedKeyValue
+    }
+    fn store_types(&self) -> String {
+        super::key_value_types::<K, V>()
     }
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let name = self.name.clone();

@@ -14,8 +14,9 @@
 //! number as 4 bytes big-endian (0 unless duplicates are retained); a
 //! delete writes a tombstone. [`WindowStore::restore`] replays a changelog.
 //!
-//! Within one window start, keys are ordered by `K`'s `Ord` (Kafka orders
-//! them by their serialized bytes).
+//! Within one window start, keys are in Kafka's order, by their
+//! serialized bytes (see [`key_value`](super::KeyValueStore)), as Kafka's
+//! in-memory window store orders them.
 //!
 //! ```
 //! use std::time::Duration;
@@ -37,11 +38,11 @@
 //! store.put("a".into(), 1, 0)?;
 //! store.put("a".into(), 2, 10)?;
 //! store.put("b".into(), 3, 10)?;
-//! let a: Vec<_> = store.fetch(&"a".to_string(), 0..=10).map(|(t, v)| (t, *v)).collect();
+//! let a: Vec<_> = store.fetch("a", 0..=10)?.collect();
 //! assert_eq!(a, [(0, 1), (10, 2)]);
 //! // Stream time 150: windows starting at or before 50 have expired.
 //! store.put("a".into(), 4, 150)?;
-//! assert_eq!(store.fetch(&"a".to_string(), 0..=200).count(), 1);
+//! assert_eq!(store.fetch("a", 0..=200)?.count(), 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -52,9 +53,10 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::key_order::{KeyOrder, OrderedKey, empty_range, owned_bound};
 use super::{
-    BuiltInStoreBuilder, Changelog, MakeStore, StateStore, StoreContext, StoreKind, StoreParts,
-    Stores, ValueAndTimestamp,
+    BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, PendingWrites, StateStore,
+    StoreContext, StoreKind, StoreParts, Stores, ValueAndTimestamp,
 };
 use crate::error::{RecordPart, Result, StreamsError};
 use crate::record::{RawRecord, Record};
@@ -97,6 +99,28 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
             return Ok(None);
         };
         let mut key_bytes = self.key_bytes(topic, key)?;
+        key_bytes.extend_from_slice(suffix);
+        let value = value.map(|v| self.value_bytes(topic, v)).transpose()?;
+        Ok(Some((key_bytes, value)))
+    }
+
+    /// As [`Changelog::encode_raw`], with the key's bytes when the caller
+    /// has them already.
+    pub(crate) fn encode_raw_with(
+        &self,
+        key: &K,
+        key_bytes: Option<&[u8]>,
+        suffix: &[u8],
+        value: Option<&V>,
+    ) -> Result<Option<(Vec<u8>, Option<Vec<u8>>)>> {
+        let Some(bytes) = key_bytes else {
+            return self.encode_raw(key, suffix, value);
+        };
+        let Some((topic, _)) = &self.sink else {
+            return Ok(None);
+        };
+        let mut key_bytes = Vec::with_capacity(bytes.len() + suffix.len());
+        key_bytes.extend_from_slice(bytes);
         key_bytes.extend_from_slice(suffix);
         let value = value.map(|v| self.value_bytes(topic, v)).transpose()?;
         Ok(Some((key_bytes, value)))
@@ -153,16 +177,25 @@ struct WindowCore<K, S, V> {
     retention_ms: i64,
     window_size_ms: i64,
     retain_duplicates: bool,
-    /// Window start -> (key, sequence number) -> value.
-    segments: BTreeMap<i64, BTreeMap<(K, u32), S>>,
+    /// Window start -> (key in Kafka's order, sequence number) -> value.
+    segments: BTreeMap<i64, BTreeMap<(OrderedKey<K>, u32), S>>,
     observed_stream_time: i64,
     seqnum: u32,
+    order: KeyOrder<K>,
     changelog: Changelog<K, V>,
     to_log: fn(&S) -> (&V, Option<i64>),
     from_log: fn(V, i64) -> S,
+    /// Kafka's record cache of a Processor API store (`super::store_cache`):
+    /// the writes the next commit logs, by key and window start.
+    pending: Option<PendingWrites<(OrderedKey<K>, i64), S>>,
 }
 
-impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
+/// Entries of a window store as reads return them: `(window start,
+/// value)` for one key, `(windowed key, value)` across keys.
+type ByStart<S> = Vec<(i64, S)>;
+type ByWindow<K, S> = Vec<(Windowed<K>, S)>;
+
+impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
     /// Window starts at or before this have expired.
     fn expired_up_to(&self) -> i64 {
         self.observed_stream_time.saturating_sub(self.retention_ms)
@@ -191,19 +224,60 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
         let mut suffix = [0_u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
         suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
         suffix[TIMESTAMP_SIZE..].copy_from_slice(&seqnum.to_be_bytes());
+        let key = self.order.ordered(key)?;
+        if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
+            // Cached (never with duplicates): logged at the commit.
+            self.changelog
+                .check_timestamp(value.as_ref().and_then(|s| (self.to_log)(s).1))?;
+            pending.write((key.clone(), window_start), value.clone(), ctx.timestamp());
+            self.apply(key, value, window_start, 0);
+            return Ok(());
+        }
         let logged = value.as_ref().map(|s| (self.to_log)(s));
-        let encoded = self
-            .changelog
-            .encode_raw(&key, &suffix, logged.map(|(v, _)| v))?;
+        let encoded = self.changelog.encode_raw_with(
+            &key.key,
+            key.bytes.as_deref(),
+            &suffix,
+            logged.map(|(v, _)| v),
+        )?;
         let timestamp = logged.and_then(|(_, ts)| ts);
+        self.changelog.check_timestamp(timestamp)?;
         let seqnum = self.next_seqnum();
         self.apply(key, value, window_start, seqnum);
         self.changelog.log_raw(encoded, timestamp);
         Ok(())
     }
 
+    /// Logs the writes the record cache held, Kafka's caching window
+    /// store's flush: per key and window its latest value (a tombstone for
+    /// a delete) at the timestamp of the record that wrote it (a
+    /// timestamped value at its own), whether or not the window has
+    /// expired since, in the order of the latest writes.
+    fn commit(&mut self) -> Result<()> {
+        let Some(pending) = &mut self.pending else {
+            return Ok(());
+        };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        for ((key, window_start), value, timestamp) in pending.drain() {
+            let mut suffix = [0_u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
+            suffix[..TIMESTAMP_SIZE].copy_from_slice(&window_start.to_be_bytes());
+            let logged = value.as_ref().map(|s| (self.to_log)(s));
+            let encoded = self.changelog.encode_raw_with(
+                &key.key,
+                key.bytes.as_deref(),
+                &suffix,
+                logged.map(|(v, _)| v),
+            )?;
+            let at = logged.and_then(|(_, ts)| ts).unwrap_or(timestamp);
+            self.changelog.log_raw(encoded, Some(at));
+        }
+        Ok(())
+    }
+
     /// Kafka's `InMemoryWindowStore.put`, without logging.
-    fn apply(&mut self, key: K, value: Option<S>, window_start: i64, seqnum: u32) {
+    fn apply(&mut self, key: OrderedKey<K>, value: Option<S>, window_start: i64, seqnum: u32) {
         self.observed_stream_time = self.observed_stream_time.max(window_start);
         if window_start > self.expired_up_to() {
             match value {
@@ -230,7 +304,7 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
         self.segments = self.segments.split_off(&min_live);
     }
 
-    fn get(&self, key: &K, window_start: i64) -> Option<&S> {
+    fn get(&self, key: &OrderedKey<K>, window_start: i64) -> Option<&S> {
         if window_start <= self.expired_up_to() {
             return None;
         }
@@ -240,7 +314,7 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
     fn segments_in(
         &self,
         bounds: Option<(i64, i64)>,
-    ) -> impl DoubleEndedIterator<Item = (&i64, &BTreeMap<(K, u32), S>)> {
+    ) -> impl DoubleEndedIterator<Item = (&i64, &BTreeMap<(OrderedKey<K>, u32), S>)> {
         let bounds = bounds
             .map(|(lo, hi)| (lo.max(self.min_live()), hi))
             .filter(|(lo, hi)| lo <= hi);
@@ -250,32 +324,55 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
             .flatten()
     }
 
-    fn fetch<'a>(
-        &'a self,
-        key: &K,
-        bounds: Option<(i64, i64)>,
-    ) -> impl DoubleEndedIterator<Item = (i64, &'a S)> + 'a {
+    /// The values of `key` in the windows starting within `bounds`, by
+    /// start (and sequence number).
+    fn fetch(&self, key: &OrderedKey<K>, bounds: Option<(i64, i64)>) -> ByStart<S> {
         let (from, to) = ((key.clone(), 0), (key.clone(), u32::MAX));
-        self.segments_in(bounds).flat_map(move |(&start, segment)| {
-            segment
-                .range(from.clone()..=to.clone())
-                .map(move |(_, v)| (start, v))
-        })
+        self.segments_in(bounds)
+            .flat_map(|(&start, segment)| {
+                segment
+                    .range(from.clone()..=to.clone())
+                    .map(move |(_, v)| (start, v.clone()))
+            })
+            .collect()
     }
 
     fn windowed(&self, start: i64, key: &K) -> Windowed<K> {
         Windowed::new(key.clone(), Window::of_size(start, self.window_size_ms))
     }
 
-    fn fetch_all(
+    /// The entries of the keys within `keys` in the windows starting
+    /// within `bounds`, by window start, then key in Kafka's order, as
+    /// Kafka's in-memory store gives them.
+    fn fetch_range(
         &self,
+        keys: (Bound<OrderedKey<K>>, Bound<OrderedKey<K>>),
         bounds: Option<(i64, i64)>,
-    ) -> impl DoubleEndedIterator<Item = (Windowed<K>, &S)> {
-        self.segments_in(bounds).flat_map(move |(&start, segment)| {
-            segment
-                .iter()
-                .map(move |((k, _), v)| (self.windowed(start, k), v))
-        })
+    ) -> ByWindow<K, S> {
+        if empty_range(keys.0.as_ref(), keys.1.as_ref()) {
+            return Vec::new();
+        }
+        let start = match keys.0 {
+            Bound::Included(k) => Bound::Included((k, 0)),
+            Bound::Excluded(k) => Bound::Excluded((k, u32::MAX)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let end = match keys.1 {
+            Bound::Included(k) => Bound::Included((k, u32::MAX)),
+            Bound::Excluded(k) => Bound::Excluded((k, 0)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        self.segments_in(bounds)
+            .flat_map(|(&window_start, segment)| {
+                segment
+                    .range((start.clone(), end.clone()))
+                    .map(move |((k, _), v)| (self.windowed(window_start, &k.key), v.clone()))
+            })
+            .collect()
+    }
+
+    fn fetch_all(&self, bounds: Option<(i64, i64)>) -> ByWindow<K, S> {
+        self.fetch_range((Bound::Unbounded, Bound::Unbounded), bounds)
     }
 
     fn len(&self) -> usize {
@@ -303,7 +400,10 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
             let mut seq = [0_u8; SEQNUM_SIZE];
             seq.copy_from_slice(&key[key_len + TIMESTAMP_SIZE..]);
             let seqnum = u32::from_be_bytes(seq);
-            let k = self.changelog.decode_key(&topic, offset, &key[..key_len])?;
+            let k = OrderedKey {
+                key: self.changelog.decode_key(&topic, offset, &key[..key_len])?,
+                bytes: self.order.by_bytes().then(|| key[..key_len].into()),
+            };
             let value = match &record.value {
                 Some(bytes) => {
                     let v = self.changelog.decode_value(&topic, offset, bytes)?;
@@ -321,50 +421,166 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
 }
 
 macro_rules! window_store_common {
-    ($store:ident, $stored:ty) => {
+    ($store:ident, $stored:ty, $kind:expr) => {
         impl<K: Ord + Clone + 'static, V: Clone + 'static> $store<K, V> {
             /// The store's name.
             pub fn name(&self) -> &str {
                 &self.core.name
             }
 
-            /// The value of `key` in the window starting at `window_start`,
-            /// Kafka's `fetch(key, time)`; `None` once the window expired.
-            /// (With retained duplicates, the first of them.)
-            pub fn get(&self, key: &K, window_start: i64) -> Option<&$stored> {
+            /// The value of `key` (in any borrowed form of the key type)
+            /// in the window starting at `window_start`, Kafka's
+            /// `fetch(key, time)`; `None` once the window expired. (With
+            /// retained duplicates, the first of them.)
+            ///
+            /// # Errors
+            /// The key serde failed (a store ordering keys by their bytes
+            /// serializes the key to find it).
+            pub fn get<Q>(&self, key: &Q, window_start: i64) -> Result<Option<$stored>>
+            where
+                K: std::borrow::Borrow<Q>,
+                Q: Ord + ToOwned<Owned = K> + ?Sized,
+            {
+                let key = self.core.order.ordered(key.to_owned())?;
                 if self.core.retain_duplicates {
-                    return self
+                    return Ok(self
                         .core
-                        .fetch(key, Some((window_start, window_start)))
+                        .fetch(&key, Some((window_start, window_start)))
+                        .into_iter()
                         .next()
-                        .map(|(_, v)| v);
+                        .map(|(_, v)| v));
                 }
-                self.core.get(key, window_start)
+                Ok(self.core.get(&key, window_start).cloned())
             }
 
             /// The values of `key` in the windows starting in `range` (for
             /// example `from..=to`, as Kafka's inclusive `fetch(key, from,
-            /// to)`), by window start; `.rev()` gives Kafka's `backwardFetch`.
-            pub fn fetch<'a>(
-                &'a self,
-                key: &K,
-                range: impl RangeBounds<i64> + 'a,
-            ) -> impl DoubleEndedIterator<Item = (i64, &'a $stored)> + 'a {
-                self.core.fetch(key, time_bounds(range))
+            /// to)`), by window start.
+            ///
+            /// # Errors
+            /// The key serde failed.
+            pub fn fetch<Q>(
+                &self,
+                key: &Q,
+                range: impl RangeBounds<i64>,
+            ) -> Result<KeyValueIterator<i64, $stored>>
+            where
+                K: std::borrow::Borrow<Q>,
+                Q: Ord + ToOwned<Owned = K> + ?Sized,
+            {
+                let key = self.core.order.ordered(key.to_owned())?;
+                Ok(self.core.fetch(&key, time_bounds(range)).into())
+            }
+
+            /// As [`fetch`](Self::fetch), latest window first, Kafka's
+            /// `backwardFetch(key, from, to)`.
+            ///
+            /// # Errors
+            /// The key serde failed.
+            pub fn backward_fetch<Q>(
+                &self,
+                key: &Q,
+                range: impl RangeBounds<i64>,
+            ) -> Result<KeyValueIterator<i64, $stored>>
+            where
+                K: std::borrow::Borrow<Q>,
+                Q: Ord + ToOwned<Owned = K> + ?Sized,
+            {
+                let mut found = self.fetch(key, range)?.collect::<Vec<_>>();
+                found.reverse();
+                Ok(found.into())
+            }
+
+            /// The entries of the keys in `keys` in the windows starting in
+            /// `times`, by window start, then key in Kafka's order (by the
+            /// keys' serialized bytes), Kafka's `fetch(keyFrom, keyTo,
+            /// timeFrom, timeTo)`. Keys whose bytes start after the end's
+            /// give nothing, as in Kafka.
+            ///
+            /// # Errors
+            /// The key serde failed.
+            pub fn fetch_range<Q, R>(
+                &self,
+                keys: R,
+                times: impl RangeBounds<i64>,
+            ) -> Result<KeyValueIterator<Windowed<K>, $stored>>
+            where
+                K: std::borrow::Borrow<Q>,
+                Q: Ord + ToOwned<Owned = K> + ?Sized,
+                R: RangeBounds<Q>,
+            {
+                let order = &self.core.order;
+                let keys = (
+                    order.bound(owned_bound(keys.start_bound()))?,
+                    order.bound(owned_bound(keys.end_bound()))?,
+                );
+                Ok(self.core.fetch_range(keys, time_bounds(times)).into())
+            }
+
+            /// As [`fetch_range`](Self::fetch_range), in the reverse
+            /// order, Kafka's `backwardFetch(keyFrom, keyTo, timeFrom,
+            /// timeTo)`.
+            ///
+            /// # Errors
+            /// The key serde failed.
+            pub fn backward_fetch_range<Q, R>(
+                &self,
+                keys: R,
+                times: impl RangeBounds<i64>,
+            ) -> Result<KeyValueIterator<Windowed<K>, $stored>>
+            where
+                K: std::borrow::Borrow<Q>,
+                Q: Ord + ToOwned<Owned = K> + ?Sized,
+                R: RangeBounds<Q>,
+            {
+                let mut found = self.fetch_range(keys, times)?.collect::<Vec<_>>();
+                found.reverse();
+                Ok(found.into())
             }
 
             /// Every key's values in the windows starting in `range`, by
-            /// window start then key, Kafka's `fetchAll(from, to)`.
-            pub fn fetch_all<'a>(
-                &'a self,
-                range: impl RangeBounds<i64> + 'a,
-            ) -> impl DoubleEndedIterator<Item = (Windowed<K>, &'a $stored)> + 'a {
-                self.core.fetch_all(time_bounds(range))
+            /// window start, then key in Kafka's order, Kafka's
+            /// `fetchAll(from, to)`.
+            ///
+            /// # Errors
+            /// None for a store in memory.
+            pub fn fetch_all(
+                &self,
+                range: impl RangeBounds<i64>,
+            ) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
+                Ok(self.core.fetch_all(time_bounds(range)).into())
             }
 
-            /// Every live entry, by window start then key, Kafka's `all()`.
-            pub fn all(&self) -> impl DoubleEndedIterator<Item = (Windowed<K>, &$stored)> {
-                self.core.fetch_all(Some((i64::MIN, i64::MAX)))
+            /// As [`fetch_all`](Self::fetch_all), in the reverse order,
+            /// Kafka's `backwardFetchAll(from, to)`.
+            ///
+            /// # Errors
+            /// None for a store in memory.
+            pub fn backward_fetch_all(
+                &self,
+                range: impl RangeBounds<i64>,
+            ) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
+                let mut found = self.core.fetch_all(time_bounds(range));
+                found.reverse();
+                Ok(found.into())
+            }
+
+            /// Every live entry, by window start, then key in Kafka's
+            /// order, Kafka's `all()`.
+            ///
+            /// # Errors
+            /// None for a store in memory.
+            pub fn all(&self) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
+                self.fetch_all(..)
+            }
+
+            /// Every live entry, in the reverse order, Kafka's
+            /// `backwardAll()`.
+            ///
+            /// # Errors
+            /// None for a store in memory.
+            pub fn backward_all(&self) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
+                self.backward_fetch_all(..)
             }
 
             /// Removes the value of `key` in the window at `window_start`
@@ -373,8 +589,12 @@ macro_rules! window_store_common {
             ///
             /// # Errors
             /// The changelog serde failed.
-            pub fn delete(&mut self, key: &K, window_start: i64) -> Result<()> {
-                self.core.put(key.clone(), None, window_start)
+            pub fn delete<Q>(&mut self, key: &Q, window_start: i64) -> Result<()>
+            where
+                K: std::borrow::Borrow<Q>,
+                Q: Ord + ToOwned<Owned = K> + ?Sized,
+            {
+                self.core.put(key.to_owned(), None, window_start)
             }
 
             /// How many live entries there are.
@@ -435,12 +655,19 @@ macro_rules! window_store_common {
                 &self.core.name
             }
             fn kind(&self) -> StoreKind {
-                StoreKind::Window
+                $kind
+            }
+            fn store_types(&self) -> String {
+                super::key_value_types::<K, V>()
             }
             fn init(&mut self, context: &StoreContext) -> Result<()> {
                 let name = self.core.name.clone();
                 self.core.changelog.init(&name, context);
+                self.core.order.set_topic(context.changelog_topic(&name));
                 Ok(())
+            }
+            fn commit(&mut self) -> Result<()> {
+                self.core.commit()
             }
             fn as_any(&self) -> &dyn Any {
                 self
@@ -477,7 +704,7 @@ pub(crate) struct WindowParams {
     pub(crate) retain_duplicates: bool,
 }
 
-impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
+impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
     fn new(
         name: &str,
         params: WindowParams,
@@ -493,9 +720,11 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
             segments: BTreeMap::new(),
             observed_stream_time: -1,
             seqnum: 0,
+            order: KeyOrder::new(changelog.key_serde.clone(), format!("{name}-changelog")),
             changelog,
             to_log,
             from_log,
+            pending: None,
         }
     }
 }
@@ -515,8 +744,33 @@ impl<K: Ord + Clone + 'static, S, V: 'static> WindowCore<K, S, V> {
 /// key's bytes, the window start as 8 bytes big-endian and a sequence
 /// number as 4 bytes big-endian (0 unless duplicates are retained); a
 /// delete writes a tombstone. [`WindowStore::restore`] replays a
-/// changelog. Within one window start, keys are ordered by `K`'s `Ord`
-/// (Kafka orders them by their serialized bytes).
+/// changelog. Reads across keys are by window start, then key in Kafka's
+/// order (by the keys' serialized bytes), as Kafka's in-memory window
+/// store gives them.
+///
+/// ```
+/// use std::time::Duration;
+/// use streams_core::serde::{I64Serde, StringSerde};
+/// use streams_core::state::{StoreBuilder, Stores, WindowStore};
+/// use streams_core::StreamsConfig;
+///
+/// let (retention, size) = (Duration::from_secs(1), Duration::from_millis(10));
+/// let builder = Stores::window_store_builder("w", retention, size, false, I64Serde, StringSerde);
+/// let mut built = builder.build(&StreamsConfig::default())?;
+/// let store = built.as_any_mut().downcast_mut::<WindowStore<i64, String>>().ok_or("type")?;
+/// for (key, start) in [(1, 0), (-1, 0), (2, 10)] {
+///     store.put(key, format!("v{key}"), start)?;
+/// }
+/// // By window start, then key bytes: -1 (0xff..) after 1.
+/// let shown = |w: streams_core::dsl::Windowed<i64>| format!("{}@{}", w.key, w.window.start);
+/// let all: Vec<String> = store.all()?.map(|(w, _)| shown(w)).collect();
+/// assert_eq!(all, ["1@0", "-1@0", "2@10"]);
+/// // Keys 1 to -1 compare as bytes: every key from 1 on.
+/// let (from, to) = (1, -1);
+/// assert_eq!(store.fetch_range(from..=to, 0..=10)?.count(), 3);
+/// assert_eq!(store.backward_fetch_all(..)?.next().map(|(w, _)| shown(w)).as_deref(), Some("2@10"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct WindowStore<K, V> {
     core: WindowCore<K, V, V>,
 }
@@ -547,7 +801,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> WindowStore<K, V> {
     }
 }
 
-window_store_common!(WindowStore, V);
+window_store_common!(WindowStore, V, StoreKind::Window);
 
 /// An in-memory window store whose values keep the timestamp of the
 /// record that wrote them, Kafka's `TimestampedWindowStore`: the store of
@@ -576,7 +830,14 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
 
     /// Puts without writing the changelog (the record cache writes it at
     /// its flush, [`TimestampedWindowStore::log_current`]).
-    pub(crate) fn put_unlogged(&mut self, key: K, value: V, timestamp: i64, window_start: i64) {
+    pub(crate) fn put_unlogged(
+        &mut self,
+        key: K,
+        value: V,
+        timestamp: i64,
+        window_start: i64,
+    ) -> Result<()> {
+        let key = self.core.order.ordered(key)?;
         let seqnum = self.core.next_seqnum();
         self.core.apply(
             key,
@@ -584,6 +845,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
             window_start,
             seqnum,
         );
+        Ok(())
     }
 
     /// Writes `logged` (a value and its timestamp; a tombstone for `None`)
@@ -620,7 +882,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
     }
 }
 
-window_store_common!(TimestampedWindowStore, ValueAndTimestamp<V>);
+window_store_common!(
+    TimestampedWindowStore,
+    ValueAndTimestamp<V>,
+    StoreKind::TimestampedWindow
+);
 
 /// Checks window store settings as Kafka's `Stores.inMemoryWindowStore`.
 pub(crate) fn window_params(
@@ -690,11 +956,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for WindowStore<K, 
     }
 
     fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
-        Ok(WindowStore::new(
-            name,
-            settings.check(name)?,
-            parts.changelog,
-        ))
+        let mut store = WindowStore::new(name, settings.check(name)?, parts.changelog);
+        // Kafka disables the cache of a store that keeps duplicates.
+        store.core.pending = (parts.cache && !settings.retain_duplicates).then(PendingWrites::new);
+        Ok(store)
     }
 }
 
@@ -710,6 +975,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedWind
     fn make(name: &str, settings: &WindowSettings, parts: StoreParts<K, V>) -> Result<Self> {
         let mut store = TimestampedWindowStore::new(name, settings.check(name)?, parts.changelog);
         store.caching = parts.caching;
+        store.core.pending = (parts.cache && !settings.retain_duplicates).then(PendingWrites::new);
         Ok(store)
     }
 }
@@ -829,13 +1095,13 @@ mod tests {
         for (key, value, start) in [("a", 1, 20), ("b", 2, 10), ("a", 3, 0), ("a", 4, 10)] {
             s.put(k(key), value, start)?;
         }
-        let fetched: Vec<_> = s.fetch(&k("a"), 0..=20).map(|(t, v)| (t, *v)).collect();
+        let fetched: Vec<_> = s.fetch("a", 0..=20)?.collect();
         assert_eq!(fetched, [(0, 3), (10, 4), (20, 1)]);
-        let backward: Vec<_> = s.fetch(&k("a"), 5..=20).rev().map(|(t, _)| t).collect();
+        let backward: Vec<_> = s.backward_fetch("a", 5..=20)?.map(|(t, _)| t).collect();
         assert_eq!(backward, [20, 10]);
-        assert_eq!(s.get(&k("b"), 10), Some(&2));
-        assert_eq!(s.get(&k("b"), 0), None);
-        let all: Vec<_> = s.fetch_all(10..=10).map(|(w, v)| (w, *v)).collect();
+        assert_eq!(s.get("b", 10)?, Some(2));
+        assert_eq!(s.get("b", 0)?, None);
+        let all: Vec<_> = s.fetch_all(10..=10)?.collect();
         assert_eq!(
             all,
             [
@@ -845,7 +1111,7 @@ mod tests {
         );
         // An inverted range is empty, not a panic.
         let (from, to) = (20, 0);
-        assert_eq!(s.fetch(&k("a"), from..=to).count(), 0);
+        assert_eq!(s.fetch("a", from..=to)?.count(), 0);
         assert_eq!(s.approximate_num_entries(), 4);
         Ok(())
     }
@@ -860,17 +1126,17 @@ mod tests {
         s.put(k("c"), 2, 2)?;
         s.put(k("d"), 3, 3)?;
         // Stream time 3, retention 3: start 0 expired (0 <= 3 - 3).
-        let keys: Vec<_> = s.all().map(|(w, _)| (w.key, w.window.start)).collect();
+        let keys: Vec<_> = s.all()?.map(|(w, _)| (w.key, w.window.start)).collect();
         assert_eq!(keys, [(k("b"), 1), (k("c"), 2), (k("d"), 3)]);
-        assert_eq!(s.get(&k("a"), 0), None);
+        assert_eq!(s.get("a", 0)?, None);
         // A put for an expired window is ignored.
         s.put(k("z"), 9, 0)?;
-        assert_eq!(s.get(&k("z"), 0), None);
+        assert_eq!(s.get("z", 0)?, None);
         s.put(k("e"), 4, 5)?;
-        let keys: Vec<_> = s.all().map(|(w, _)| w.key).collect();
+        let keys: Vec<_> = s.all()?.map(|(w, _)| w.key).collect();
         assert_eq!(keys, [k("d"), k("e")]);
-        s.delete(&k("d"), 3)?;
-        assert_eq!(s.fetch_all(..).count(), 1);
+        s.delete("d", 3)?;
+        assert_eq!(s.fetch_all(..)?.count(), 1);
         Ok(())
     }
 
@@ -881,8 +1147,8 @@ mod tests {
         s.init(&ctx)?;
         s.put(k("a"), 1, 0)?;
         s.put(k("a"), 2, 0)?;
-        s.delete(&k("a"), 0)?;
-        let values: Vec<_> = s.fetch(&k("a"), 0..=0).map(|(_, v)| *v).collect();
+        s.delete("a", 0)?;
+        let values: Vec<_> = s.fetch("a", 0..=0)?.map(|(_, v)| v).collect();
         assert_eq!(values, [1, 2]);
         let keys: Vec<_> = produced
             .borrow()
@@ -902,7 +1168,7 @@ mod tests {
         s.init(&ctx)?;
         ts.set(42);
         s.put(k("k"), 7, 10)?;
-        s.delete(&k("k"), 10)?;
+        s.delete("k", 10)?;
         let records = produced.borrow().records();
         assert_eq!(&*records[0].topic, "app-w-changelog");
         let key = [&b"k"[..], &10_i64.to_be_bytes(), &0_u32.to_be_bytes()].concat();
@@ -929,10 +1195,7 @@ mod tests {
             .collect();
         let mut restored = timestamped(100, 10, false);
         restored.restore(&raw)?;
-        assert_eq!(
-            restored.get(&k("k"), 10),
-            Some(&ValueAndTimestamp::new(7, 99))
-        );
+        assert_eq!(restored.get("k", 10)?, Some(ValueAndTimestamp::new(7, 99)));
         Ok(())
     }
 
@@ -1007,22 +1270,23 @@ mod tests {
                 ts.set(i as i64);
                 let result = match op {
                     Op::Put(key, v, t) => original.put(format!("k{key}"), *v, *t + 1000, *t),
-                    Op::Delete(key, t) => original.delete(&format!("k{key}"), *t),
+                    Op::Delete(key, t) => original.delete(format!("k{key}").as_str(), *t),
                 };
                 result.map_err(|e| TestCaseError::fail(e.to_string()))?;
             }
             let raw: Vec<RawRecord> = produced.borrow().records().iter().map(|p| p.record.clone()).collect();
             let mut restored = timestamped(retention, 10, dups);
             restored.restore(&raw).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let fail = |e: StreamsError| TestCaseError::fail(e.to_string());
             prop_assert_eq!(
-                snapshot(original.all().map(|(w, v)| (w, v.clone()))),
-                snapshot(restored.all().map(|(w, v)| (w, v.clone())))
+                snapshot(original.all().map_err(fail)?),
+                snapshot(restored.all().map_err(fail)?)
             );
             prop_assert_eq!(original.observed_stream_time(), restored.observed_stream_time());
             for key in 0..4 {
                 let key = format!("k{key}");
-                let a: Vec<_> = original.fetch(&key, ..).map(|(t, v)| (t, v.clone())).collect();
-                let b: Vec<_> = restored.fetch(&key, ..).map(|(t, v)| (t, v.clone())).collect();
+                let a: Vec<_> = original.fetch(&key, ..).map_err(fail)?.collect();
+                let b: Vec<_> = restored.fetch(&key, ..).map_err(fail)?.collect();
                 prop_assert_eq!(a, b);
             }
         }
@@ -1048,7 +1312,7 @@ mod tests {
                         }
                     }
                     Op::Delete(key, t) => {
-                        s.delete(&format!("k{key}"), *t).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        s.delete(format!("k{key}").as_str(), *t).map_err(|e| TestCaseError::fail(e.to_string()))?;
                         time = time.max(*t);
                         if *t > time - retention {
                             model.remove(&(*t, format!("k{key}")));
@@ -1061,7 +1325,7 @@ mod tests {
                 .filter(|((t, _), _)| *t > time - retention)
                 .map(|((t, k), v)| (Windowed::new(k, Window::of_size(t, 10)), v))
                 .collect();
-            let actual: Vec<_> = s.all().map(|(w, v)| (w, *v)).collect();
+            let actual: Vec<_> = s.all().map_err(|e| TestCaseError::fail(e.to_string()))?.collect();
             prop_assert_eq!(actual, expected);
         }
     }

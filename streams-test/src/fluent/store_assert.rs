@@ -14,7 +14,7 @@ use crate::TopologyTestDriver;
 /// timestamped store). Read the store again after piping more.
 ///
 /// Failures name the store, show expected against actual, and list the
-/// store's entries in key order.
+/// store's entries in Kafka's key order (by the keys' bytes).
 ///
 /// ```
 /// use streams_core::dsl::Materialized;
@@ -84,11 +84,10 @@ impl<K: Ord, V> StoreAssert<K, V> {
         self.kind
     }
 
+    /// The entry of `key` (entries are in Kafka's order, by the keys'
+    /// bytes, not by `Ord`: searched one by one).
     fn entry(&self, key: &K) -> Option<&(K, V, Option<i64>)> {
-        self.entries
-            .binary_search_by(|(k, _, _)| k.cmp(key))
-            .ok()
-            .map(|i| &self.entries[i])
+        self.entries.iter().find(|(k, _, _)| k == key)
     }
 
     /// The value for `key`.
@@ -111,7 +110,7 @@ impl<K: Ord, V> StoreAssert<K, V> {
         self.entries.is_empty()
     }
 
-    /// The entries, in key order.
+    /// The entries, in Kafka's key order (by the keys' serialized bytes).
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &V)> + '_ {
         self.entries.iter().map(|(k, v, _)| (k, v))
     }

@@ -131,17 +131,14 @@ where
         let emit_self = ts > self.stream_time - self.retention_ms + 1;
         let (this_side, other_side): (Vec<(i64, V)>, Vec<(i64, V)>) = {
             let store = ctx.window_store::<K, V>(&self.store)?;
-            let fetch = |before: i64, after: i64| -> Vec<(i64, V)> {
+            let fetch = |before: i64, after: i64| -> Result<Vec<(i64, V)>> {
                 let from = ts.saturating_sub(before).max(0);
                 let to = ts.saturating_add(after).max(0);
-                store
-                    .fetch(key, from..=to)
-                    .map(|(t, v)| (t, v.clone()))
-                    .collect()
+                Ok(store.fetch(key, from..=to)?.collect())
             };
             (
-                fetch(self.before_ms, self.after_ms),
-                fetch(self.after_ms, self.before_ms),
+                fetch(self.before_ms, self.after_ms)?,
+                fetch(self.after_ms, self.before_ms)?,
             )
         };
         let mut out: Vec<(Option<VR>, i64)> = Vec::new();

@@ -44,7 +44,8 @@ public final class Main {
         RepartitionScenarios.class,
         CogroupScenarios.class,
         VersionedScenarios.class,
-        OptimizationScenarios.class
+        OptimizationScenarios.class,
+        StoreScenarios.class
     );
 
     private Main() {}
