@@ -622,6 +622,8 @@ impl StreamTask {
             });
         }
         self.state.enter_record(Some(topic), topic, offset);
+        // As in `process`: the record's timestamp stays the task's.
+        self.state.record_timestamp.set(record.timestamp);
         self.state.process_source(source.0, record)
     }
 
