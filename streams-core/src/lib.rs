@@ -121,14 +121,14 @@
 //!     fn process(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, r: Record<String, i64>) -> Result<()> {
 //!         let (Some(key), Some(amount)) = (r.key, r.value) else { return Ok(()) };
 //!         let mut totals = ctx.key_value_store::<String, i64>("totals")?;
-//!         let total = totals.get(&key).copied().unwrap_or(0) + amount;
+//!         let total = totals.get(&key)?.unwrap_or(0) + amount;
 //!         totals.put(key, total)?;
 //!         Ok(())
 //!     }
 //!     fn punctuate(&mut self, ctx: &mut ProcessorContext<'_, String, i64>, now: i64, _: &Punctuation) -> Result<()> {
 //!         let totals: Vec<(String, i64)> = {
 //!             let store = ctx.key_value_store::<String, i64>("totals")?;
-//!             store.all().map(|(k, v)| (k.clone(), *v)).collect()
+//!             store.all()?.collect()
 //!         };
 //!         for (key, total) in totals {
 //!             ctx.forward(Record::new(Some(key), Some(total), now))?;

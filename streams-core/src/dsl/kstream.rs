@@ -753,7 +753,7 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
     ///         let Some(key) = r.key.clone() else { return Ok(()) };
     ///         let n = {
     ///             let mut seen = ctx.key_value_store::<String, i64>("seen")?;
-    ///             let n = seen.get(&key).copied().unwrap_or(0) + 1;
+    ///             let n = seen.get(&key)?.unwrap_or(0) + 1;
     ///             seen.put(key, n)?;
     ///             n
     ///         };
