@@ -521,6 +521,18 @@ impl TaskState {
         node: Option<usize>,
         name: &str,
     ) -> Result<RefMut<'_, dyn StateStore>> {
+        let guard = self.borrow_store(node, name)?;
+        Ok(RefMut::map(guard, |s| &mut **s))
+    }
+
+    /// The store `name` borrowed for processor `node` (which must be
+    /// connected to it; a global store is connected to every node) or for
+    /// the driver (`node` = `None`).
+    fn borrow_store(
+        &self,
+        node: Option<usize>,
+        name: &str,
+    ) -> Result<RefMut<'_, Box<dyn StateStore>>> {
         let index = self.store_index(name)?;
         if let Some(node) = node
             && index < self.global_stores_from
@@ -531,12 +543,11 @@ impl TaskState {
                 store: name.to_owned(),
             });
         }
-        let guard = self.stores[index].try_borrow_mut().map_err(|_| {
-            StreamsError::StoreAlreadyBorrowed {
+        self.stores[index]
+            .try_borrow_mut()
+            .map_err(|_| StreamsError::StoreAlreadyBorrowed {
                 store: name.to_owned(),
-            }
-        })?;
-        Ok(RefMut::map(guard, |s| &mut **s))
+            })
     }
 
     /// The store `name` as type `S`, for processor `node` (which must be
@@ -547,21 +558,7 @@ impl TaskState {
         name: &str,
         expected: impl FnOnce() -> String,
     ) -> Result<RefMut<'_, S>> {
-        let index = self.store_index(name)?;
-        if let Some(node) = node
-            && index < self.global_stores_from
-            && !self.node_stores[node].contains(&index)
-        {
-            return Err(StreamsError::StoreNotConnected {
-                node: self.meta[node].name.clone(),
-                store: name.to_owned(),
-            });
-        }
-        let guard = self.stores[index].try_borrow_mut().map_err(|_| {
-            StreamsError::StoreAlreadyBorrowed {
-                store: name.to_owned(),
-            }
-        })?;
+        let guard = self.borrow_store(node, name)?;
         RefMut::filter_map(guard, |s| s.as_any_mut().downcast_mut::<S>()).map_err(|guard| {
             StreamsError::WrongStoreType {
                 store: name.to_owned(),
