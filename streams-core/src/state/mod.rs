@@ -437,7 +437,7 @@ impl<K: 'static, V: 'static> Changelog<K, V> {
 /// Where a key-value store keeps its entries, Kafka's
 /// `KeyValueBytesStoreSupplier`: a name, in memory
 /// ([`Stores::in_memory_key_value_store`], or just a name) or in RocksDB
-/// ([`Stores::persistent_key_value_store`], feature `rocksdb`). Give it
+/// (`Stores::persistent_key_value_store`, feature `rocksdb`). Give it
 /// to [`Stores::key_value_store_builder`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyValueBytesStoreSupplier {
