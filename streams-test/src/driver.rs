@@ -1,7 +1,7 @@
 //! `TopologyTestDriver`: runs a topology in memory, synchronously.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,6 +9,7 @@ use streams_core::engine::{SourceId, StreamTask, TaskMetrics};
 use streams_core::serde::Serde;
 use streams_core::{RawRecord, Result, StreamsConfig, StreamsError, Topology};
 
+#[cfg(feature = "cluster")]
 use crate::cluster::ClusterMirror;
 use crate::output_queue::OutputQueue;
 use crate::{TestInputTopic, TestOutputTopic};
@@ -67,6 +68,7 @@ pub(crate) struct DriverState {
     global_offsets: Vec<(Arc<str>, i64)>,
     /// The cluster that output, repartition and changelog records are also
     /// appended to, if the driver was given one.
+    #[cfg(feature = "cluster")]
     cluster: Option<ClusterMirror>,
     /// `max.task.idle.ms`: how long the task waits, on the wall clock, for
     /// an input partition that has no record while others have some.
@@ -285,6 +287,7 @@ impl DriverState {
                 Some(&i) if i != usize::MAX => i,
                 _ => self.output_of_topic_number(topic),
             };
+            #[cfg(feature = "cluster")]
             if let Some(cluster) = &mut self.cluster
                 && let Err(e) = cluster.append(&self.outputs[index].topic, &record)
                 && first_error.is_none()
@@ -499,6 +502,7 @@ pub struct DriverBuilder {
     topology: Topology,
     config: StreamsConfig,
     start_ms: i64,
+    #[cfg(feature = "cluster")]
     cluster: Option<streams_broker::Cluster>,
 }
 
@@ -523,6 +527,8 @@ impl DriverBuilder {
     /// changelog topics are also appended to the cluster, and stores whose
     /// changelog topic the cluster has are restored from it at build.
     #[must_use]
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
     pub fn cluster(mut self, cluster: streams_broker::Cluster) -> Self {
         self.cluster = Some(cluster);
         self
@@ -550,11 +556,13 @@ impl DriverBuilder {
             .chain(task.source_patterns())
             .map(|t| (t.to_owned(), None))
             .collect();
+        #[cfg(feature = "cluster")]
         let cluster = self.cluster.map(ClusterMirror::new);
+        #[cfg(feature = "cluster")]
         if let Some(cluster) = &cluster {
             // A source store (`reuse.ktable.source.topics`) comes back from
             // its table's topic, the others from their changelogs.
-            let sources: BTreeMap<String, String> = self
+            let sources: std::collections::BTreeMap<String, String> = self
                 .topology
                 .topics_info(task.application_id())
                 .into_iter()
@@ -588,6 +596,7 @@ impl DriverBuilder {
                 read_topics: Vec::new(),
                 wall_clock: self.start_ms,
                 global_offsets: Vec::new(),
+                #[cfg(feature = "cluster")]
                 cluster,
                 max_task_idle_ms,
                 idle_partitions,
@@ -621,6 +630,7 @@ impl TopologyTestDriver {
             topology,
             config: StreamsConfig::default(),
             start_ms: DEFAULT_START_MS,
+            #[cfg(feature = "cluster")]
             cluster: None,
         }
     }

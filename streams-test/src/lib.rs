@@ -285,7 +285,9 @@
 //! # Beyond the driver
 //!
 //! Kafka's driver runs one task on partition 0. Bugs that need partitions,
-//! several instances, a rebalance or a crash show up only on a cluster:
+//! several instances, a rebalance or a crash show up only on a cluster
+//! (features `cluster` and `connect`, on by default; without them the
+//! crate is the driver alone and builds about a third faster):
 //!
 //! - [`DriverBuilder::cluster`]: the driver mirrors its output, repartition
 //!   and changelog topics to a simulated cluster (`streams-broker`) and
@@ -347,8 +349,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![doc(test(attr(deny(warnings))))]
 
+#[cfg(feature = "cluster")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod app;
+#[cfg(feature = "cluster")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod cluster;
+#[cfg(feature = "connect")]
+#[cfg_attr(docsrs, doc(cfg(feature = "connect")))]
 pub mod connect;
 mod driver;
 mod example;
@@ -363,6 +371,7 @@ pub mod snapshot;
 mod stores;
 mod test_record;
 
+#[cfg(feature = "cluster")]
 pub use cluster::{TypedProducer, read_partition, read_topic, read_topic_committed};
 pub use driver::{DEFAULT_START_MS, DriverBuilder, TopologyTestDriver};
 pub use example::{Example, example, example_with_config};
