@@ -553,3 +553,129 @@ fn windowed_count_after_filter_repartitions() {
         topics(&[CHANGELOG, REPARTITION])
     );
 }
+
+// Null keys at repartition topics: Kafka drops a record without a key
+// before a repartition topic unless a join that takes records without a
+// key is downstream (`InternalStreamsBuilder.rewriteRepartitionNodes`);
+// the oracle's `null_keys_at_repartition_topics` checks a count, a
+// `repartition()` and a stream-table left join against Kafka 4.4.
+
+/// `in` re-keyed by the value's first letter, with no key for a value
+/// starting with `-`.
+fn rekeyed_nullable(builder: &StreamsBuilder) -> KStream<S, S> {
+    builder
+        .stream::<S, S>("in")
+        .select_key_nullable(|_, v| v.filter(|v| !v.starts_with('-')).map(|v| first_char(v)))
+}
+
+/// Pipes `(k1,ab,1) (k2,-x,2) (k3,bc,3)` into `in`.
+fn pipe_a_null_key(driver: &TopologyTestDriver) {
+    let input = driver.create_input_topic("in", StringSerde, StringSerde);
+    input.pipe_key_value_at("k1", "ab", 1);
+    input.pipe_key_value_at("k2", "-x", 2);
+    input.pipe_key_value_at("k3", "bc", 3);
+}
+
+/// The keys written to `topic`, in order (`None` for no key).
+fn keys_of(driver: &TopologyTestDriver, topic: &str) -> Vec<Option<S>> {
+    driver
+        .create_output_topic(topic, StringSerde, StringSerde)
+        .read_records_to_list()
+        .into_iter()
+        .map(|r| r.key)
+        .collect()
+}
+
+#[test]
+fn an_outer_stream_stream_join_downstream_keeps_null_keys_but_an_inner_one_does_not() {
+    for (outer, expected) in [
+        (true, vec![Some(s("a")), None, Some(s("b"))]),
+        (false, vec![Some(s("a")), Some(s("b"))]),
+    ] {
+        let builder = StreamsBuilder::new();
+        let other = builder.stream::<S, S>("other");
+        let windows = JoinWindows::of_time_difference_with_no_grace(Duration::from_millis(10))
+            .expect("a valid window");
+        let joined = if outer {
+            rekeyed_nullable(&builder).outer_join_stream(
+                &other,
+                |l, r| format!("{l:?}+{r:?}"),
+                windows,
+            )
+        } else {
+            rekeyed_nullable(&builder).join_stream(&other, |l, r| format!("{l}+{r}"), windows)
+        };
+        joined.to("out");
+        let (_, driver) = start(&builder);
+        pipe_a_null_key(&driver);
+        let topic = "compat-KSTREAM-KEY-SELECT-0000000002-repartition";
+        assert_eq!(keys_of(&driver, topic), expected, "outer join: {outer}");
+    }
+}
+
+#[test]
+fn a_left_global_table_join_downstream_of_a_repartition_keeps_null_keys() {
+    for (left, expected) in [
+        (true, vec![Some(s("a")), None, Some(s("b"))]),
+        (false, vec![Some(s("a")), Some(s("b"))]),
+    ] {
+        let builder = StreamsBuilder::new();
+        let names = builder.global_table::<S, S>("names");
+        let moved = rekeyed_nullable(&builder).repartition_with(Repartitioned::as_("moved"));
+        if left {
+            moved
+                .left_join_global(&names, |_, v| v.clone(), |v, n| format!("{v}/{n:?}"))
+                .to("out");
+        } else {
+            moved
+                .join_global(&names, |_, v| v.clone(), |v, n| format!("{v}/{n}"))
+                .to("out");
+        }
+        let (_, driver) = start(&builder);
+        pipe_a_null_key(&driver);
+        assert_eq!(
+            keys_of(&driver, "compat-moved-repartition"),
+            expected,
+            "left join: {left}"
+        );
+    }
+}
+
+#[test]
+fn a_left_join_two_repartition_topics_downstream_keeps_null_keys_at_both() {
+    // in -> select_key -> repartition("first") -> map_values ->
+    // repartition("second") -> left join with a table: both filters see
+    // the left join downstream, through the first topic.
+    let builder = StreamsBuilder::new();
+    let names = builder.table::<S, S>("names");
+    rekeyed_nullable(&builder)
+        .repartition_with(Repartitioned::as_("first"))
+        .map_values(|v| v.to_uppercase())
+        .repartition_with(Repartitioned::as_("second"))
+        .left_join(&names, |v, n| format!("{v}/{n:?}"))
+        .to("out");
+    // A count beside it, whose own repartition topic drops the null key.
+    count_by_key(rekeyed_nullable_second(&builder));
+    let (_, driver) = start(&builder);
+    pipe_a_null_key(&driver);
+    let all = vec![Some(s("a")), None, Some(s("b"))];
+    assert_eq!(keys_of(&driver, "compat-first-repartition"), all);
+    assert_eq!(keys_of(&driver, "compat-second-repartition"), all);
+    assert_eq!(
+        driver
+            .create_output_topic("out", StringSerde, StringSerde)
+            .read_values_to_list(),
+        [Some(s("AB/None")), Some(s("-X/None")), Some(s("BC/None"))]
+    );
+}
+
+/// A second stream of `in2`, re-keyed as [`rekeyed_nullable`] does.
+fn rekeyed_nullable_second(builder: &StreamsBuilder) -> KStream<S, S> {
+    builder
+        .stream::<S, S>("in2")
+        .select_key_nullable(|_, v| v.filter(|v| !v.starts_with('-')).map(|v| first_char(v)))
+}
+
+fn s(v: &str) -> S {
+    v.to_owned()
+}

@@ -28,6 +28,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(repartition_mark_set_by_process_cleared_by_repartition),
     scenario!(repartition_mark_after_table_and_global_joins),
     scenario!(repartition_mark_filter_before_stream_stream_join),
+    scenario!(null_keys_at_repartition_topics),
 ];
 
 /// Java's `v.substring(0, 1)`.
@@ -283,5 +284,43 @@ fn repartition_mark_filter_before_stream_stream_join() -> ScenarioResult {
     l.pipe_key_value_at("k4", "ad", 30);
     g.output_as(&driver, "out", StringSerde, I64Serde);
     g.output(&driver, &repartition("KSTREAM-FILTER-0000000002"));
+    g.finish(driver)
+}
+
+/// Records whose new key is `None` never reach the repartition topics of a
+/// count or of `repartition()`, but do reach the one of a left join with a
+/// table, whose joiner sees them with no row (KIP-962).
+fn null_keys_at_repartition_topics() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let b = StreamsBuilder::new();
+    let names = b.table::<S, S>("names");
+    let s = b
+        .stream::<S, S>("in")
+        .select_key_nullable(|_, v| v.filter(|v| !v.starts_with('-')).map(|v| first_char(v)));
+    s.clone()
+        .group_by_key()
+        .count_with(counts("counts"))
+        .to_stream()
+        .to_with("out-counts", longs());
+    s.clone()
+        .repartition_with(Repartitioned::as_("moved"))
+        .to("out-moved");
+    s.left_join(&names, |v, n| format!("{v}/{}", show(n)))
+        .to("out-left");
+    let driver = g.start(b.build()?)?;
+    let t = input(&driver, "names");
+    let i = input(&driver, "in");
+    t.pipe_key_value_at("a", "ann", 0);
+    i.pipe_key_value_at("k1", "ab", 1);
+    i.pipe_key_value_at("k2", "-x", 2);
+    i.pipe_key_value_at("k3", "bc", 3);
+    i.pipe_key_value_at("k4", "-y", 4);
+    i.pipe_key_value_at("k5", "ad", 5);
+    g.output_as(&driver, "out-counts", StringSerde, I64Serde);
+    g.output(&driver, "out-moved");
+    g.output(&driver, "out-left");
+    g.output(&driver, &repartition("counts"));
+    g.output(&driver, &repartition("moved"));
+    g.output(&driver, &repartition("KSTREAM-KEY-SELECT-0000000004"));
     g.finish(driver)
 }

@@ -444,7 +444,9 @@ impl StreamsBuilder {
             return Err(e);
         }
         inner.topology.validate_copartition()?;
-        Ok(inner.topology.clone())
+        let mut topology = inner.topology.clone();
+        topology.decide_null_key_filters();
+        Ok(topology)
     }
 
     /// The topology built so far, with the optimizations `config`'s
@@ -523,7 +525,7 @@ impl StreamsBuilder {
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
         let counter = &mut inner.counter;
-        optimize(
+        let mut optimized = optimize(
             &topology,
             &mut inner.optimization,
             optimizations,
@@ -532,6 +534,9 @@ impl StreamsBuilder {
                 *counter += 1;
                 format!("{prefix}{n:010}")
             },
-        )
+        )?;
+        // A merged repartition topic has the downstream of all it merged.
+        optimized.decide_null_key_filters();
+        Ok(optimized)
     }
 }

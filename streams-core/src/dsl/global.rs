@@ -222,6 +222,13 @@ impl<K: Clone + 'static, V: Clone + 'static> KStream<K, V> {
         let (_, getter) = (table.getter)();
         let key_of: Rc<dyn Fn(Option<&K>, &V) -> Option<KG>> =
             Rc::new(move |k, v| key_selector(k, v).into());
+        if left {
+            // Kafka 3.7+: a left join sees records without a key.
+            self.builder().with_topology(|t| {
+                t.mark_null_key_relaxed_join(&name);
+                Ok::<_, StreamsError>(())
+            });
+        }
         // The result keeps the stream's key, and so its repartition mark
         // (Kafka's `globalTableJoin`), as `add_processor` carries it.
         self.add_processor(

@@ -351,6 +351,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
             // Kafka's ensureCopartitionWith: the stream's and the table's
             // sources must be co-partitioned.
             t.copartition(&[&stream.node, &table.node]);
+            if left {
+                // Kafka 3.7+: a left join sees records without a key.
+                t.mark_null_key_relaxed_join(&name);
+            }
             if let Some(b) = buffer_builder {
                 t.add_state_store(b, &[&name])?;
             }

@@ -8,7 +8,6 @@ use std::rc::Rc;
 
 use crate::dsl::KStream;
 use crate::dsl::optimize::{MakeRepartition, RepartitionDef, RepartitionNames};
-use crate::dsl::processors::PassThrough;
 use crate::error::TopologyError;
 use crate::processor::partitioner::PartitionerRef;
 use crate::serde::SerdeRef;
@@ -125,7 +124,7 @@ fn add_repartition<K: Clone + 'static, V: Clone + 'static>(
     partitioner: Option<PartitionerRef<K, V>>,
     parents: &[&str],
 ) -> Result<(), TopologyError> {
-    t.add_typed_processor::<K, V, K, V, PassThrough, _>(&names.filter, || PassThrough, parents)?;
+    t.add_repartition_filter::<K, V>(&names.filter, parents)?;
     t.add_typed_sink::<K, V>(
         &names.sink,
         SinkTopic::Fixed(TopicName::internal(names.topic.clone())),

@@ -749,6 +749,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> KStream<K, V> {
                 || PassThrough,
                 &[&this_join, &other_join],
             )?;
+            if left_outer || right_outer {
+                // Kafka 3.7+: left and outer joins see records without a
+                // key (the merge stands for a self-join's one node).
+                for node in [&this_join, &other_join, &merge] {
+                    t.mark_null_key_relaxed_join(node);
+                }
+            }
             t.add_state_store(
                 BuiltInStoreBuilder::<WindowStore<K, V>>::new(
                     this_store.clone(),

@@ -37,6 +37,7 @@ use crate::state::StoreBuilder;
 mod description;
 mod global;
 mod nodes;
+mod null_keys;
 mod rewrite;
 mod topics_info;
 
@@ -303,6 +304,27 @@ pub struct Topology {
     /// table reads (`reuse.ktable.source.topics`), with that topic; the
     /// store itself logs nothing.
     source_changelogs: Vec<(String, String)>,
+    /// The DSL's repartition filters, each with its two forms, and the
+    /// joins that keep records without a key (see `null_keys.rs`).
+    null_keys: null_keys::NullKeyFilters,
+}
+
+/// The factory of a processor node running what `supplier` makes.
+pub(crate) fn processor_factory<KIn, VIn, KOut, VOut, P, F>(supplier: F) -> NodeFactory
+where
+    KIn: 'static,
+    VIn: 'static,
+    KOut: 'static,
+    VOut: 'static,
+    P: Processor<KIn, VIn, KOut, VOut>,
+    F: Fn() -> P + 'static,
+{
+    Rc::new(move |_config: &StreamsConfig, node: &str| {
+        Ok(Box::new(ProcessorNode::<P, KIn, VIn, KOut, VOut>::new(
+            supplier(),
+            node,
+        )) as Box<dyn ErasedNode>)
+    })
 }
 
 impl fmt::Debug for Topology {
@@ -715,12 +737,7 @@ impl Topology {
         P: Processor<KIn, VIn, KOut, VOut>,
         F: Fn() -> P + 'static,
     {
-        let factory: NodeFactory = Rc::new(move |_config: &StreamsConfig, node: &str| {
-            Ok(Box::new(ProcessorNode::<P, KIn, VIn, KOut, VOut>::new(
-                supplier(),
-                node,
-            )) as Box<dyn ErasedNode>)
-        });
+        let factory = processor_factory::<KIn, VIn, KOut, VOut, P, F>(supplier);
         self.add_node(
             name,
             NodeKind::Processor,

@@ -40,6 +40,7 @@ impl Topology {
             repartition_partitions: self.repartition_partitions.clone(),
             copartition_node_groups: self.copartition_node_groups.clone(),
             source_changelogs: self.source_changelogs.clone(),
+            null_keys: self.null_keys.clone(),
         };
         Rewrite { old: self, new }
     }

@@ -270,4 +270,37 @@ final class RepartitionScenarios {
         g.output("out", Kind.STRING, Kind.LONG);
         g.output(repartition("KSTREAM-FILTER-0000000002"));
     }
+
+    /**
+     * Records whose new key is null (values starting with "-"): Kafka drops them before the
+     * repartition topics of a count and of repartition() ("moved"), and keeps them before the
+     * one of a left join with a table, since that join takes records without a key (KIP-962):
+     * its joiner sees them with no row of the table. Kafka decides this at build
+     * (InternalStreamsBuilder.rewriteRepartitionNodes); describe() is the same either way.
+     */
+    @Scenario
+    static void null_keys_at_repartition_topics(final Golden g) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KTable<String, String> names = b.table("names");
+        final KStream<String, String> s = b.<String, String>stream("in")
+            .selectKey((k, v) -> v.startsWith("-") ? null : v.substring(0, 1));
+        s.groupByKey().count(counts("counts")).toStream().to("out-counts", longs());
+        s.repartition(Repartitioned.as("moved")).to("out-moved");
+        s.leftJoin(names, (v, n) -> v + "/" + n).to("out-left");
+        g.start(b.build());
+        final TestInputTopic<String, String> t = g.input("names");
+        final TestInputTopic<String, String> in = g.input("in");
+        t.pipeInput("a", "ann", 0L);
+        in.pipeInput("k1", "ab", 1L);
+        in.pipeInput("k2", "-x", 2L);
+        in.pipeInput("k3", "bc", 3L);
+        in.pipeInput("k4", "-y", 4L);
+        in.pipeInput("k5", "ad", 5L);
+        g.output("out-counts", Kind.STRING, Kind.LONG);
+        g.output("out-moved");
+        g.output("out-left");
+        g.output(repartition("counts"));
+        g.output(repartition("moved"));
+        g.output(repartition("KSTREAM-KEY-SELECT-0000000004"));
+    }
 }
