@@ -37,17 +37,20 @@
 //!   producer's acknowledgements.
 //! - librdkafka leaves the group on close (there is no close without
 //!   leave-group short of `group.instance.id`).
-//! - `num.stream.threads` above one makes that many group members, stepped
-//!   in turn on the caller's thread as on the simulated cluster: a
-//!   `Topology` holds `Rc`s, so there are no OS threads per stream thread
-//!   yet.
+//! - `num.stream.threads` above one means real threads with
+//!   `streams_core::runtime::ThreadedKafkaStreams`: one OS thread per
+//!   stream thread, each a member of the group with its own topology from
+//!   a topology supplier (a `Topology` holds `Rc`s and stays on its
+//!   thread), and a `close` that joins them. The stepped `KafkaStreams`
+//!   runs its stream threads in turn on the caller's thread.
 //! - Kafka's client configuration names reach librdkafka unchanged,
 //!   renamed where librdkafka spells them differently, or dropped where
 //!   they are Java-only ([`config`]); `security.protocol`, `sasl.*` and
 //!   `ssl.*` pass through.
 //!
-//! Real time: the clients' [`Clock`] is the system clock, and
-//! `KafkaStreams::step` is called in a loop; each poll waits up to
+//! Real time: the clients' [`Clock`] is the system clock; each stream
+//! thread of a `ThreadedKafkaStreams` steps itself in a loop (a stepped
+//! `KafkaStreams` is stepped by its caller), and each poll waits up to
 //! [`KafkaClients::poll_timeout`] for records. End offsets are asked on a
 //! side client of each consumer, because a broker answers one request per
 //! connection at a time and a ListOffsets queued behind a long-polling
@@ -57,24 +60,31 @@
 //! which starts one with `scripts/kafka-up` when Java and Maven are there):
 //! the client traits, and a word count over 3 partitions whose output
 //! equals the `TopologyTestDriver`'s, with one instance, under
-//! `exactly_once_v2`, with two instances sharing the tasks, and with an
+//! `exactly_once_v2`, with two instances sharing the tasks, with an
 //! instance that joins a running one, takes over tasks and restores their
-//! counts from the changelog.
+//! counts from the changelog, and with two OS stream threads over 4
+//! partitions.
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use streams_core::runtime::KafkaStreams;
+//! use std::time::Duration;
+//! use streams_core::runtime::{State, ThreadedKafkaStreams};
 //! use streams_core::{StreamsBuilder, StreamsConfig};
 //! use streams_kafka::KafkaClients;
 //!
-//! let builder = StreamsBuilder::new();
-//! builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count().to_stream().to("counts");
+//! // Called once per stream thread: each builds its own topology.
+//! let topology = || {
+//!     let builder = StreamsBuilder::new();
+//!     builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count().to_stream().to("counts");
+//!     builder.build()
+//! };
+//! let config = StreamsConfig::new("word-count").with_property("num.stream.threads", "2");
 //! let clients = Arc::new(KafkaClients::new("127.0.0.1:9092"));
-//! let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("word-count"), clients)?;
+//! let app = ThreadedKafkaStreams::new(topology, config, clients)?;
 //! app.start()?;
-//! loop {
-//!     app.step()?;
-//! }
+//! app.wait_for(Duration::from_secs(60), |s| s == State::Running);
+//! // ... until the process is told to stop:
+//! app.close()?; // commits, and joins the threads
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]

@@ -809,6 +809,20 @@ impl StreamThread {
         Ok(())
     }
 
+    /// Closes the thread without committing, as a thread that died: an
+    /// open transaction is aborted, what was processed since the last
+    /// commit is processed again by the tasks' next owner.
+    pub(crate) fn close_dirty(&mut self) {
+        if self.state == ThreadState::Dead {
+            return;
+        }
+        self.close_tasks_dirty();
+        self.consumer.close(false);
+        self.suspended.clear();
+        self.standbys.clear();
+        self.state = ThreadState::Dead;
+    }
+
     /// Closes the thread: commits (a clean close), then releases the
     /// clients; the consumer leaves the group only if `leave_group`.
     pub(crate) fn close(&mut self, leave_group: bool) -> Result<()> {

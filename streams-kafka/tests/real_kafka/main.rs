@@ -42,7 +42,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 10] = [
+const TRIALS: [(&str, TrialFn); 11] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -82,6 +82,10 @@ const TRIALS: [(&str, TrialFn); 10] = [
     (
         "streams::rebalance_restores_moved_state",
         streams::rebalance_restores_moved_state,
+    ),
+    (
+        "streams::word_count_two_threads",
+        streams::word_count_two_threads,
     ),
 ];
 

@@ -12,7 +12,9 @@ use streams_clients::{
     ClientConfig, ClientSupplier, Consumer, NewTopic, ProducerRecord, TopicPartition,
 };
 use streams_core::dsl::{Materialized, Produced};
-use streams_core::runtime::{KafkaStreams, RecordingRestoreListener, Restoration, State, TaskId};
+use streams_core::runtime::{
+    KafkaStreams, RecordingRestoreListener, Restoration, State, TaskId, ThreadedKafkaStreams,
+};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{StreamsBuilder, StreamsConfig, Topology};
 use streams_kafka::KafkaClients;
@@ -40,6 +42,11 @@ const LINES: [&str; 12] = [
 
 /// Kafka's `WordCountDemo` over `input`, writing `output`.
 fn topology(input: &str, output: &str) -> Result<Topology, Failed> {
+    Ok(word_count(input, output)?)
+}
+
+/// [`topology`] as a topology supplier builds it.
+pub(crate) fn word_count(input: &str, output: &str) -> streams_core::Result<Topology> {
     let builder = StreamsBuilder::new();
     builder
         .stream::<String, String>(input)
@@ -52,7 +59,7 @@ fn topology(input: &str, output: &str) -> Result<Topology, Failed> {
         .count_with(Materialized::as_("counts-store"))
         .to_stream()
         .to_with(output, Produced::with(StringSerde, I64Serde));
-    Ok(builder.build()?)
+    builder.build()
 }
 
 /// The driver's final counts for [`LINES`].
@@ -75,6 +82,7 @@ fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
 struct WordCount {
     input: String,
     output: String,
+    partitions: i32,
     topology: Topology,
     clients: Arc<KafkaClients>,
 }
@@ -86,12 +94,22 @@ impl WordCount {
 
     /// The topics, with `lines` produced as `line-<i>`.
     fn with_lines(env: &Env, name: &str, lines: &[&str]) -> Result<WordCount, Failed> {
+        Self::with_partitions(env, name, lines, PARTITIONS)
+    }
+
+    /// The topics with `partitions` partitions, with `lines` produced.
+    fn with_partitions(
+        env: &Env,
+        name: &str,
+        lines: &[&str],
+        partitions: i32,
+    ) -> Result<WordCount, Failed> {
         let input = env.name(&format!("{name}-lines"));
         let output = env.name(&format!("{name}-counts"));
         let clients = Arc::new(KafkaClients::new(&env.bootstrap));
         let mut admin = clients.admin(&ClientConfig::new())?;
-        admin.create_topic(&NewTopic::new(&input, PARTITIONS))?;
-        admin.create_topic(&NewTopic::new(&output, PARTITIONS))?;
+        admin.create_topic(&NewTopic::new(&input, partitions))?;
+        admin.create_topic(&NewTopic::new(&output, partitions))?;
         let mut producer = clients.producer(&ClientConfig::new())?;
         for (i, line) in lines.iter().enumerate() {
             producer.send(ProducerRecord::new(
@@ -102,11 +120,16 @@ impl WordCount {
         }
         let landed = producer.flush()?;
         let used: std::collections::BTreeSet<i32> = landed.iter().map(|m| m.partition).collect();
-        assert_eq!(used.len(), 3, "the lines spread over the 3 partitions");
+        assert_eq!(
+            used.len(),
+            usize::try_from(partitions)?,
+            "the lines spread over the {partitions} partitions"
+        );
         Ok(WordCount {
             topology: topology(&input, &output)?,
             input,
             output,
+            partitions,
             clients,
         })
     }
@@ -139,7 +162,7 @@ impl WordCount {
                 .set("auto.offset.reset", "earliest")
                 .set("isolation.level", isolation),
         )?;
-        let partitions: Vec<TopicPartition> = (0..PARTITIONS)
+        let partitions: Vec<TopicPartition> = (0..self.partitions)
             .map(|p| TopicPartition::new(&self.output, p))
             .collect();
         reader.assign(&partitions)?;
@@ -390,5 +413,99 @@ pub(crate) fn rebalance_restores_moved_state(env: &Env) -> Result<(), Failed> {
     );
     a.close()?;
     b.close()?;
+    Ok(())
+}
+
+/// The names of this process's threads (Linux cuts them at 15 bytes).
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|n| n.trim_end().to_owned())
+        .collect()
+}
+
+/// `num.stream.threads=2` on the real cluster: two OS threads, each a
+/// member of the group with a topology from the supplier, share the 8
+/// tasks of a word count over 4 partitions and give the driver's counts;
+/// `close` joins them.
+pub(crate) fn word_count_two_threads(env: &Env) -> Result<(), Failed> {
+    let expected = driver_counts()?;
+    let wc = WordCount::with_partitions(env, "wc-threads", &LINES, 4)?;
+    let (input, output) = (wc.input.clone(), wc.output.clone());
+    let config = wc
+        .config(&env.name("wc-threads"), "wc4t")
+        .with_property("num.stream.threads", "2");
+    let app = ThreadedKafkaStreams::new(
+        move || word_count(&input, &output),
+        config,
+        wc.clients.clone(),
+    )?;
+    let started = Instant::now();
+    app.start()?;
+    let mut reader = wc.reader("read_uncommitted")?;
+    let mut counts = BTreeMap::new();
+    let mut records = 0;
+    while counts != expected {
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "after 60 s (state {}, threads {:?}, error {:?}), the output has {counts:?}, not {expected:?}",
+                app.state(),
+                app.threads(),
+                app.error()
+            )
+            .into());
+        }
+        records += read_counts(reader.as_mut(), &mut counts)?;
+    }
+    let took = started.elapsed();
+    // Both threads joined the group before the first rebalance settled,
+    // or the second one's join moved tasks to it: wait for the split.
+    let state = app.wait_for(Duration::from_secs(30), |s| s == State::Running);
+    let threads = app.threads();
+    assert_eq!(state, State::Running, "{threads:?}");
+    assert!(
+        threads.len() == 2 && threads.iter().all(|t| !t.active_tasks.is_empty()),
+        "each thread has tasks: {threads:?}"
+    );
+    let all: Vec<TaskId> = (0..2)
+        .flat_map(|s| (0..4).map(move |p| TaskId::new(s, p)))
+        .collect();
+    assert_eq!(app.active_tasks(), all);
+    let ours = |names: &[String]| {
+        names
+            .iter()
+            .filter(|n| n.starts_with("wc4t-Stream"))
+            .count()
+    };
+    assert_eq!(ours(&thread_names()), 2, "{:?}", thread_names());
+    app.close()?;
+    assert_eq!(app.state(), State::NotRunning);
+    assert_eq!(
+        ours(&thread_names()),
+        0,
+        "close joined: {:?}",
+        thread_names()
+    );
+    eprintln!(
+        "real_kafka: word count, 2 stream threads ({}): {} words in {:.1} s ({records} output records)",
+        threads
+            .iter()
+            .map(|t| format!(
+                "{}: {}",
+                t.thread_name,
+                t.active_tasks
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+            .collect::<Vec<_>>()
+            .join("; "),
+        expected.len(),
+        took.as_secs_f64()
+    );
     Ok(())
 }
