@@ -1,6 +1,8 @@
 //! The client API over rdkafka, end to end against a real Kafka 4.4.0
-//! broker (issue 17): the client traits ([`clients`]) and the
-//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]).
+//! broker (issue 17): the client traits ([`clients`]), the
+//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]), and an
+//! instance killed in a child process ([`crash`]; the child is this
+//! binary again, see [`instance`]).
 //!
 //! The binary starts ONE broker for the whole run (`scripts/kafka-up
 //! --parent <this pid>`) and stops it at the end (`scripts/kafka-down`),
@@ -17,6 +19,8 @@
 
 mod broker;
 mod clients;
+mod crash;
+mod instance;
 mod streams;
 
 use std::path::PathBuf;
@@ -42,7 +46,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 11] = [
+const TRIALS: [(&str, TrialFn); 13] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -87,6 +91,14 @@ const TRIALS: [(&str, TrialFn); 11] = [
         "streams::word_count_two_threads",
         streams::word_count_two_threads,
     ),
+    (
+        "crash::killed_instance_exactly_once",
+        crash::killed_instance_exactly_once,
+    ),
+    (
+        "crash::killed_instance_at_least_once",
+        crash::killed_instance_at_least_once,
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -117,6 +129,10 @@ fn selected(args: &Arguments, name: &str) -> bool {
 }
 
 fn main() -> ExitCode {
+    // The crash trials run instances in child processes of this binary.
+    if let Ok(spec) = std::env::var(instance::ENV) {
+        return instance::main(&spec);
+    }
     let mut args = Arguments::from_args();
     // The trials mostly wait for the broker (group joins, transaction
     // markers): all at once fit on two cores.

@@ -22,10 +22,10 @@ use streams_test::TopologyTestDriver;
 
 use crate::Env;
 
-const PARTITIONS: i32 = 3;
+pub(crate) const PARTITIONS: i32 = 3;
 
 /// The lines every word count reads.
-const LINES: [&str; 12] = [
+pub(crate) const LINES: [&str; 12] = [
     "all streams lead to kafka",
     "hello kafka streams",
     "join kafka summit",
@@ -68,7 +68,7 @@ fn driver_counts() -> Result<BTreeMap<String, i64>, Failed> {
 }
 
 /// The driver's final counts for `lines`, keyed `line-<i>`.
-fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
+pub(crate) fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
     let driver = TopologyTestDriver::new(topology("lines", "counts")?)?;
     let input = driver.create_input_topic("lines", StringSerde, StringSerde);
     let output = driver.create_output_topic("counts", StringSerde, I64Serde);
@@ -79,12 +79,12 @@ fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
 }
 
 /// The topics of one word count, with its lines produced.
-struct WordCount {
-    input: String,
-    output: String,
-    partitions: i32,
-    topology: Topology,
-    clients: Arc<KafkaClients>,
+pub(crate) struct WordCount {
+    pub(crate) input: String,
+    pub(crate) output: String,
+    pub(crate) partitions: i32,
+    pub(crate) topology: Topology,
+    pub(crate) clients: Arc<KafkaClients>,
 }
 
 impl WordCount {
@@ -93,7 +93,7 @@ impl WordCount {
     }
 
     /// The topics, with `lines` produced as `line-<i>`.
-    fn with_lines(env: &Env, name: &str, lines: &[&str]) -> Result<WordCount, Failed> {
+    pub(crate) fn with_lines(env: &Env, name: &str, lines: &[&str]) -> Result<WordCount, Failed> {
         Self::with_partitions(env, name, lines, PARTITIONS)
     }
 
@@ -135,7 +135,7 @@ impl WordCount {
     }
 
     /// Produces `lines` as `line-<first>`, `line-<first + 1>`, ...
-    fn produce(&self, first: usize, lines: &[&str]) -> Result<(), Failed> {
+    pub(crate) fn produce(&self, first: usize, lines: &[&str]) -> Result<(), Failed> {
         let mut producer = self.clients.producer(&ClientConfig::new())?;
         for (i, line) in lines.iter().enumerate() {
             producer.send(ProducerRecord::new(
@@ -148,7 +148,7 @@ impl WordCount {
         Ok(())
     }
 
-    fn config(&self, app: &str, instance: &str) -> StreamsConfig {
+    pub(crate) fn config(&self, app: &str, instance: &str) -> StreamsConfig {
         StreamsConfig::new(app)
             .with_property("client.id", instance)
             .with_property("commit.interval.ms", "200")
@@ -156,7 +156,7 @@ impl WordCount {
     }
 
     /// A reader of the whole output topic.
-    fn reader(&self, isolation: &str) -> Result<Box<dyn Consumer>, Failed> {
+    pub(crate) fn reader(&self, isolation: &str) -> Result<Box<dyn Consumer>, Failed> {
         let mut reader = self.clients.consumer(
             &ClientConfig::new()
                 .set("auto.offset.reset", "earliest")
@@ -171,7 +171,7 @@ impl WordCount {
 }
 
 /// The latest count per word in what `reader` read so far.
-fn read_counts(
+pub(crate) fn read_counts(
     reader: &mut dyn Consumer,
     counts: &mut BTreeMap<String, i64>,
 ) -> Result<usize, Failed> {
