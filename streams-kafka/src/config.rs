@@ -116,7 +116,9 @@ pub fn to_rdkafka(
         Role::Admin => {}
     }
     for (name, value) in extra {
-        native.set(name, value);
+        if !DROPPED.contains(&name.as_str()) {
+            native.set(name, value);
+        }
     }
     for (name, value) in config.iter() {
         if name == "partition.assignment.strategy" && value.trim() != "range" {

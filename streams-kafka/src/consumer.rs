@@ -40,6 +40,7 @@ use rdkafka::consumer::{
 };
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, Headers as _};
+use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{Message, Offset, Timestamp, TopicPartitionList};
 use streams_clients::{
@@ -57,12 +58,18 @@ enum Event {
     Lost(Vec<TopicPartition>),
 }
 
-/// The consumer's context: records rebalances for `poll`.
+/// The consumer's context: records rebalances for `poll`, and the end
+/// offsets its fetches learned (from librdkafka's statistics) for
+/// [`current_lags`](Consumer::current_lags).
 #[derive(Debug, Default)]
 pub(crate) struct RebalanceContext {
     events: Mutex<VecDeque<Event>>,
     /// Set while closing: revocations are acted on at once.
     closing: AtomicBool,
+    /// Whether the end offset is the last stable one (read_committed).
+    read_committed: bool,
+    /// Each fetched partition's end offset, as of the last statistics.
+    ends: Mutex<HashMap<TopicPartition, i64>>,
 }
 
 fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
@@ -75,7 +82,29 @@ fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
     v
 }
 
-impl ClientContext for RebalanceContext {}
+impl ClientContext for RebalanceContext {
+    /// librdkafka's statistics (every `statistics.interval.ms`): keeps
+    /// each partition's end offset from the fetch responses, the high
+    /// watermark or (read_committed) the last stable offset, as Kafka's
+    /// consumer keeps them for `currentLag`.
+    fn stats(&self, statistics: Statistics) {
+        let Ok(mut ends) = self.ends.lock() else {
+            return;
+        };
+        for (name, topic) in &statistics.topics {
+            for (&partition, p) in &topic.partitions {
+                let end = if self.read_committed {
+                    p.ls_offset
+                } else {
+                    p.hi_offset
+                };
+                if partition >= 0 && end >= 0 {
+                    ends.insert(TopicPartition::new(name, partition), end);
+                }
+            }
+        }
+    }
+}
 
 impl ConsumerContext for RebalanceContext {
     fn rebalance(
@@ -227,17 +256,24 @@ impl KafkaConsumer {
         settings: Settings,
         registry: Arc<Registry>,
     ) -> Result<Self> {
-        let inner: Native = config
-            .create_with_context(RebalanceContext::default())
-            .map_err(|e| {
-                client_error(
-                    &settings.client,
-                    settings.api_timeout,
-                    "creating the consumer",
-                    None,
-                    e,
-                )
-            })?;
+        let mut config = config.clone();
+        if settings.group_id.is_some() && config.get("statistics.interval.ms").is_none() {
+            // The end offsets for current_lags, ten times a second.
+            config.set("statistics.interval.ms", "100");
+        }
+        let context = RebalanceContext {
+            read_committed: config.get("isolation.level") == Some("read_committed"),
+            ..RebalanceContext::default()
+        };
+        let inner: Native = config.create_with_context(context).map_err(|e| {
+            client_error(
+                &settings.client,
+                settings.api_timeout,
+                "creating the consumer",
+                None,
+                e,
+            )
+        })?;
         let inner = Arc::new(inner);
         registry.insert(&settings.member_id, &inner);
         let mut offsets_config = config.clone();
@@ -296,14 +332,29 @@ impl KafkaConsumer {
             client: self.settings.client.clone(),
             source: format!("creating the client that reads end offsets: {e}").into(),
         })?;
-        side.fetch_watermarks(&tp.topic, tp.partition, self.settings.api_timeout)
-            .map_err(|e| match code_of(&e) {
-                Some(RDKafkaErrorCode::OperationTimedOut) => ClientError::Timeout {
-                    operation: format!("{}: end offset of {tp}", self.settings.client),
-                    timeout_ms: self.timeout_ms(),
-                },
-                _ => self.error("end_offsets", Some(tp), e),
-            })
+        // A leader moving or a broker restarting answers for a while with
+        // errors that pass: ask again until default.api.timeout.ms, as
+        // Kafka's consumer does.
+        let deadline = Instant::now() + self.settings.api_timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let err = match side.fetch_watermarks(&tp.topic, tp.partition, left) {
+                Ok(marks) => return Ok(marks),
+                Err(e) => e,
+            };
+            match code_of(&err) {
+                Some(code) if transient(code) && !left.is_zero() => {
+                    std::thread::sleep(Duration::from_millis(100).min(left));
+                }
+                Some(code) if transient(code) || code == RDKafkaErrorCode::OperationTimedOut => {
+                    return Err(ClientError::Timeout {
+                        operation: format!("{}: end offset of {tp} ({err})", self.settings.client),
+                        timeout_ms: self.timeout_ms(),
+                    });
+                }
+                _ => return Err(self.error("end_offsets", Some(tp), err)),
+            }
+        }
     }
 
     fn timeout_ms(&self) -> i64 {
@@ -723,6 +774,47 @@ impl Consumer for KafkaConsumer {
             .iter()
             .map(|tp| Ok((tp.clone(), self.watermarks(tp)?.1)))
             .collect()
+    }
+
+    /// From the end offsets of the last fetch responses (librdkafka's
+    /// statistics, every 100 ms) and the consumer's position: no request
+    /// to the cluster, so a round of the runtime does not wait on it, nor
+    /// fail while a broker is away. A partition not fetched yet is left
+    /// out (its lag is not known).
+    fn current_lags(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
+        let Some(inner) = &self.inner else {
+            return Ok(BTreeMap::new());
+        };
+        let ends = inner
+            .context()
+            .ends
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default();
+        let positions = self.native_positions();
+        let mut lags = BTreeMap::new();
+        for tp in partitions {
+            let Some(&end) = ends.get(tp) else {
+                continue;
+            };
+            let native = positions.get(tp).copied();
+            let position = match (self.sought.get(tp), native) {
+                (Some(&(offset, at_seek)), n) => match n {
+                    Some(n) if Some(n) != at_seek => n,
+                    _ => offset,
+                },
+                (None, Some(n)) => n,
+                (None, None) => match self.starts.get(tp) {
+                    Some(&start) => start,
+                    None => continue,
+                },
+            };
+            lags.insert(tp.clone(), (end - position).max(0));
+        }
+        Ok(lags)
     }
 
     fn group_metadata(&self) -> Option<GroupMetadata> {

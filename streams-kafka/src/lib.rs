@@ -48,6 +48,21 @@
 //!   they are Java-only ([`config`]); `security.protocol`, `sasl.*` and
 //!   `ssl.*` pass through.
 //!
+//! When the cluster goes away: every blocking call of these clients is
+//! bounded by `default.api.timeout.ms` (Kafka's 30 s; settable for all
+//! clients with [`KafkaClients::with`]) and fails with a typed error
+//! ([`ClientError::Unreachable`] when no broker or coordinator answers,
+//! [`ClientError::Timeout`]); a poll only waits. A running application
+//! rides out a broker that restarts: its consumers lose their group
+//! session after `session.timeout.ms` (the instance goes REBALANCING,
+//! tasks closed without committing), rejoin when the broker is back, and
+//! the tasks start again from the committed offsets, restoring their
+//! stores. A commit that cannot reach the cluster in time fails the
+//! instance (ERROR, the typed error in `error()`), as does a start that
+//! cannot. The end offsets a task looks at each round
+//! ([`Consumer::current_lags`]) come from the last fetch responses
+//! (librdkafka's statistics, every 100 ms), not from a request.
+//!
 //! Real time: the clients' [`Clock`] is the system clock; each stream
 //! thread of a `ThreadedKafkaStreams` steps itself in a loop (a stepped
 //! `KafkaStreams` is stepped by its caller), and each poll waits up to
@@ -68,7 +83,13 @@
 //! `exactly_once_v2` the `read_committed` output is the driver's, one
 //! record per counted word, the dead instance's in an aborted
 //! transaction; under `at_least_once` nothing is lost and only the words
-//! counted after the last commit are counted again.
+//! counted after the last commit are counted again. And a broker stopped
+//! and started again (`scripts/kafka-down --keep`, `scripts/kafka-up
+//! --dir`): an idle `exactly_once_v2` application goes REBALANCING and
+//! back to RUNNING with the driver's counts, an application started
+//! meanwhile fails in bounded time with [`ClientError::Unreachable`] and
+//! goes to ERROR, and one closed meanwhile with uncommitted work fails its
+//! commit in bounded time, typed, its successor losing nothing.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -124,12 +145,46 @@ mod tests {
         let err = admin.partition_count("words").unwrap_err();
         let text = err.to_string();
         assert!(
-            matches!(err, ClientError::Timeout { .. })
-                || text.contains("the cluster cannot be reached; check bootstrap.servers"),
+            matches!(
+                err,
+                ClientError::Timeout { .. } | ClientError::Unreachable { .. }
+            ) && err.is_retriable(),
             "{text}"
         );
         assert!(text.starts_with("rdkafka-admin: "), "{text}");
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    /// An application whose bootstrap server cannot be reached fails to
+    /// start with a typed, retriable client error within
+    /// `default.api.timeout.ms`, and is in state ERROR.
+    #[test]
+    fn unreachable_bootstrap_puts_the_application_in_error() {
+        use streams_core::runtime::{RuntimeError, State, ThreadedKafkaStreams};
+        let topology = || {
+            let builder = streams_core::StreamsBuilder::new();
+            builder.stream::<String, String>("in").to("out");
+            builder.build()
+        };
+        let clients = KafkaClients::new("127.0.0.1:1").with("default.api.timeout.ms", "1500");
+        let app = ThreadedKafkaStreams::new(
+            topology,
+            streams_core::StreamsConfig::new("unreachable"),
+            Arc::new(clients),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let err = app.start().unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::Client { source, .. } if source.is_retriable()),
+            "{err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(app.state(), State::Error);
     }
 }
 
@@ -217,7 +272,9 @@ impl KafkaClients {
     }
 
     /// Adds a librdkafka setting for every client (by librdkafka's name;
-    /// a client's own config, by Kafka's names, wins).
+    /// a client's own config, by Kafka's names, wins). The names this
+    /// crate reads itself count too: `default.api.timeout.ms` bounds every
+    /// blocking call of every client (Kafka's default, 30 s).
     #[must_use]
     pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.extra.insert(name.into(), value.into());
@@ -237,8 +294,20 @@ impl KafkaClients {
         &self.bootstrap
     }
 
-    fn api_timeout(config: &ClientConfig) -> Result<Duration> {
-        let ms = config.get_i64("default.api.timeout.ms", 30_000)?;
+    /// `default.api.timeout.ms` of the client's config, else of the
+    /// supplier's settings, else Kafka's 30 s: how long a blocking call
+    /// (a flush, a commit, end offsets, an admin call) may take.
+    fn api_timeout(&self, config: &ClientConfig) -> Result<Duration> {
+        let name = "default.api.timeout.ms";
+        let ms = match (config.get(name), self.extra.get(name)) {
+            (Some(_), _) => config.get_i64(name, 30_000)?,
+            (None, Some(v)) => v.trim().parse().map_err(|_| ClientError::InvalidConfig {
+                name: name.to_owned(),
+                value: v.clone(),
+                reason: "expected a positive number of milliseconds".to_owned(),
+            })?,
+            (None, None) => 30_000,
+        };
         u64::try_from(ms)
             .ok()
             .filter(|&ms| ms > 0)
@@ -263,7 +332,7 @@ impl ClientSupplier for KafkaClients {
         Ok(Box::new(KafkaProducer::new(
             &native,
             Self::client_name(config, "producer"),
-            Self::api_timeout(config)?,
+            self.api_timeout(config)?,
             self.registry.clone(),
         )?))
     }
@@ -299,7 +368,7 @@ impl ClientSupplier for KafkaClients {
             group_id: config.get("group.id").map(str::to_owned),
             max_poll_records,
             poll_timeout: self.poll_timeout,
-            api_timeout: Self::api_timeout(config)?,
+            api_timeout: self.api_timeout(config)?,
             earliest: reset == "earliest",
         };
         Ok(Box::new(KafkaConsumer::new(
@@ -314,7 +383,7 @@ impl ClientSupplier for KafkaClients {
         Ok(Box::new(KafkaAdmin::new(
             &native,
             Self::client_name(config, "admin"),
-            Self::api_timeout(config)?,
+            self.api_timeout(config)?,
         )?))
     }
 

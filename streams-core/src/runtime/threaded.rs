@@ -198,6 +198,11 @@ impl ThreadContext {
             }
         };
         let (global, thread) = (&mut parts.0, &mut parts.1);
+        // A change of state shows at once, also while the thread waits on
+        // the cluster in the middle of a step (tasks once the step ends).
+        let shared = self.shared.clone();
+        let index = self.index;
+        thread.set_state_listener(move |state| shared.report(index, state, None));
         let mut reported = (thread.state(), Vec::new());
         while !self.shared.shutdown.load(Ordering::SeqCst) {
             let stepped = match global.as_mut().map_or(Ok(0), GlobalThread::poll) {

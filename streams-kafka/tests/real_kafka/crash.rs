@@ -12,6 +12,11 @@
 //! counted again, by each of the word count's two sub-topologies at most
 //! once more; every other count is exact.
 //!
+//! The same with the instance closed while its broker is down
+//! ([`Ending::ClosedWhileBrokerDown`], run by [`crate::outage`]): its
+//! commit fails, typed and in bounded time, and the work it could not
+//! commit is its successor's.
+//!
 //! Under exactly-once the dead instance's uncommitted work is the
 //! counting of the second batch of words (its lines were split and
 //! committed: the counting sub-topology reads the repartition topic
@@ -29,6 +34,7 @@ use streams_clients::{ClientConfig, ClientSupplier, Consumer, TopicPartition};
 use streams_core::runtime::{State, ThreadedKafkaStreams};
 
 use crate::Env;
+use crate::broker::Broker;
 use crate::instance::{ENV, Spec};
 use crate::streams::{LINES, PARTITIONS, WordCount, driver_counts_of, read_counts, word_count};
 
@@ -230,7 +236,27 @@ impl Tail {
     }
 }
 
-fn killed_instance(env: &Env, name: &str, guarantee: &str) -> Result<(), Failed> {
+/// How the first instance ends, with uncommitted work.
+pub(crate) enum Ending<'a> {
+    /// `SIGKILL`.
+    Killed,
+    /// Its broker stops (`kafka-down --keep`), it is closed meanwhile (its
+    /// commit fails, typed and in bounded time), and the broker starts
+    /// again (`kafka-up --dir`).
+    ClosedWhileBrokerDown(&'a Broker),
+}
+
+/// The child's `default.api.timeout.ms`.
+const API_TIMEOUT_MS: u64 = 5_000;
+
+/// The first instance counts, commits, counts more and ends as `ending`
+/// says; the second takes over and finishes: see the [module docs](self).
+pub(crate) fn lost_instance(
+    env: &Env,
+    name: &str,
+    guarantee: &str,
+    ending: Ending<'_>,
+) -> Result<(), Failed> {
     let eos = guarantee == "exactly_once_v2";
     let isolation = if eos {
         "read_committed"
@@ -248,6 +274,7 @@ fn killed_instance(env: &Env, name: &str, guarantee: &str) -> Result<(), Failed>
         input: wc.input.clone(),
         output: wc.output.clone(),
         guarantee: guarantee.to_owned(),
+        api_timeout_ms: API_TIMEOUT_MS,
     };
     let started = Instant::now();
     let mut a = Instance::spawn(&spec)?;
@@ -284,7 +311,30 @@ fn killed_instance(env: &Env, name: &str, guarantee: &str) -> Result<(), Failed>
         }
         read_counts(peek.as_mut(), &mut seen)?;
     }
-    a.kill()?;
+    let how = match ending {
+        Ending::Killed => {
+            a.kill()?;
+            "killed".to_owned()
+        }
+        Ending::ClosedWhileBrokerDown(broker) => {
+            broker.stop_keeping_data()?;
+            a.send("close")?;
+            let line = a.expect("a's close", |l| l.starts_with("closed "))?;
+            let mut fields = line.splitn(4, ' ').skip(1);
+            let ms: u64 = fields.next().unwrap_or_default().parse()?;
+            let kind = fields.next().unwrap_or_default();
+            // The commit of the close could not reach the cluster: a
+            // typed, retriable error, within three API timeouts (the
+            // flush or the offsets, then the consumer's close).
+            assert!(
+                matches!(kind, "unreachable" | "timeout"),
+                "a's close while the broker was down: {line}"
+            );
+            assert!(ms < 3 * API_TIMEOUT_MS, "{line}");
+            broker.restart()?;
+            format!("closed while the broker was down ({kind} after {ms} ms)")
+        }
+    };
     let killed_at = started.elapsed();
 
     // b takes over once a's session (6 s) has timed out.
@@ -351,7 +401,7 @@ fn killed_instance(env: &Env, name: &str, guarantee: &str) -> Result<(), Failed>
             records.len()
         );
         eprintln!(
-            "real_kafka: killed instance, exactly_once_v2: killed after {:.1} s, b done after {:.1} s; {} committed output records, {} aborted",
+            "real_kafka: instance {how} after {:.1} s, exactly_once_v2: b done after {:.1} s; {} committed output records, {} aborted",
             killed_at.as_secs_f64(),
             took.as_secs_f64(),
             records.len(),
@@ -371,7 +421,7 @@ fn killed_instance(env: &Env, name: &str, guarantee: &str) -> Result<(), Failed>
             repeated += got - n;
         }
         eprintln!(
-            "real_kafka: killed instance, at_least_once: killed after {:.1} s, b done after {:.1} s; {} output records, {repeated} counts repeated (of words a counted uncommitted)",
+            "real_kafka: instance {how} after {:.1} s, at_least_once: b done after {:.1} s; {} output records, {repeated} counts repeated (of words a counted uncommitted)",
             killed_at.as_secs_f64(),
             took.as_secs_f64(),
             records.len()
@@ -382,10 +432,10 @@ fn killed_instance(env: &Env, name: &str, guarantee: &str) -> Result<(), Failed>
 
 /// Under `exactly_once_v2`: nothing lost, nothing repeated.
 pub(crate) fn killed_instance_exactly_once(env: &Env) -> Result<(), Failed> {
-    killed_instance(env, "kill-eos", "exactly_once_v2")
+    lost_instance(env, "kill-eos", "exactly_once_v2", Ending::Killed)
 }
 
 /// Under `at_least_once`: nothing lost; only uncommitted work repeated.
 pub(crate) fn killed_instance_at_least_once(env: &Env) -> Result<(), Failed> {
-    killed_instance(env, "kill-alos", "at_least_once")
+    lost_instance(env, "kill-alos", "at_least_once", Ending::Killed)
 }

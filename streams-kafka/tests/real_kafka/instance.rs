@@ -5,10 +5,12 @@
 //!
 //! On stdout: `running <tasks>` when it runs with a new set of tasks,
 //! `processed <n> uncommitted=<bool>` when the records its tasks
-//! processed change, `committed` after a commit asked for. On stdin:
-//! `commit` commits now. `commit.interval.ms` is an hour, so nothing is
-//! committed unless asked: what it processes afterwards is uncommitted
-//! work when the parent kills it.
+//! processed change, `committed` after a commit asked for, `closed <ms>
+//! ok` or `closed <ms> <error kind> <message>` after a close asked for
+//! (then it exits). On stdin: `commit` commits now, `close` closes.
+//! `commit.interval.ms` is an hour, so nothing is committed unless asked:
+//! what it processes afterwards is uncommitted work when the parent kills
+//! it (or closes it while the broker is down).
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -30,6 +32,8 @@ pub(crate) struct Spec {
     pub(crate) input: String,
     pub(crate) output: String,
     pub(crate) guarantee: String,
+    /// `default.api.timeout.ms` of its clients.
+    pub(crate) api_timeout_ms: u64,
 }
 
 impl Spec {
@@ -41,6 +45,7 @@ impl Spec {
             &self.input,
             &self.output,
             &self.guarantee,
+            &self.api_timeout_ms.to_string(),
         ]
         .map(String::as_str)
         .join("\t")
@@ -55,6 +60,7 @@ impl Spec {
             input,
             output,
             guarantee,
+            api_timeout_ms,
         ] = f[..]
         else {
             return None;
@@ -66,6 +72,7 @@ impl Spec {
             input: input.to_owned(),
             output: output.to_owned(),
             guarantee: guarantee.to_owned(),
+            api_timeout_ms: api_timeout_ms.parse().ok()?,
         })
     }
 }
@@ -82,7 +89,7 @@ pub(crate) fn main(spec: &str) -> ExitCode {
 }
 
 fn run(spec: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let spec = Spec::decode(spec).ok_or("a spec of 6 tab-separated fields")?;
+    let spec = Spec::decode(spec).ok_or("a spec of 7 tab-separated fields")?;
     let (tx, commands) = mpsc::channel::<String>();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -100,7 +107,10 @@ fn run(spec: &str) -> Result<(), Box<dyn std::error::Error>> {
         .with_property("commit.interval.ms", "3600000")
         .with_property("session.timeout.ms", "6000")
         .with_property("statestore.cache.max.bytes", "0");
-    let clients = Arc::new(KafkaClients::new(&spec.bootstrap));
+    let clients = Arc::new(
+        KafkaClients::new(&spec.bootstrap)
+            .with("default.api.timeout.ms", spec.api_timeout_ms.to_string()),
+    );
     let mut app = KafkaStreams::new(&topology, config, clients)?;
     app.start()?;
     let mut tasks: Vec<TaskId> = Vec::new();
@@ -127,6 +137,16 @@ fn run(spec: &str) -> Result<(), Box<dyn std::error::Error>> {
                 app.commit()?;
                 println!("committed");
             }
+            Ok(command) if command == "close" => {
+                let started = std::time::Instant::now();
+                let closed = app.close();
+                let ms = started.elapsed().as_millis();
+                match closed {
+                    Ok(()) => println!("closed {ms} ok"),
+                    Err(e) => println!("closed {ms} {} {e}", kind(&e)),
+                }
+                return Ok(());
+            }
             Ok(other) => return Err(format!("unknown command {other:?}").into()),
             Err(TryRecvError::Empty) => {}
             Err(TryRecvError::Disconnected) => {
@@ -134,5 +154,18 @@ fn run(spec: &str) -> Result<(), Box<dyn std::error::Error>> {
                 return Ok(());
             }
         }
+    }
+}
+
+/// The client error's kind in a runtime error, for the parent to match.
+fn kind(e: &streams_core::runtime::RuntimeError) -> &'static str {
+    use streams_clients::ClientError;
+    match e {
+        streams_core::runtime::RuntimeError::Client { source, .. } => match **source {
+            ClientError::Unreachable { .. } => "unreachable",
+            ClientError::Timeout { .. } => "timeout",
+            _ => "client",
+        },
+        _ => "runtime",
     }
 }

@@ -1,8 +1,9 @@
 //! The client API over rdkafka, end to end against a real Kafka 4.4.0
 //! broker (issue 17): the client traits ([`clients`]), the
-//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]), and an
-//! instance killed in a child process ([`crash`]; the child is this
-//! binary again, see [`instance`]).
+//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]), an instance
+//! killed in a child process ([`crash`]; the child is this binary again,
+//! see [`instance`]), and a broker stopped and started again mid-run
+//! ([`outage`], on a spare broker started alongside the first).
 //!
 //! The binary starts ONE broker for the whole run (`scripts/kafka-up
 //! --parent <this pid>`) and stops it at the end (`scripts/kafka-down`),
@@ -21,19 +22,26 @@ mod broker;
 mod clients;
 mod crash;
 mod instance;
+mod outage;
 mod streams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+
+type SpareBroker = thread::JoinHandle<Result<broker::Broker, String>>;
 
 /// What every trial gets: the broker's address and a prefix for names.
 pub(crate) struct Env {
     pub(crate) bootstrap: String,
     pub(crate) run: String,
+    /// A second broker, started with the first, for the trial that stops
+    /// and restarts its broker (`None` without Java and Maven).
+    spare: Mutex<Option<SpareBroker>>,
 }
 
 impl Env {
@@ -41,12 +49,34 @@ impl Env {
     pub(crate) fn name(&self, what: &str) -> String {
         format!("{}-{what}", self.run)
     }
+
+    /// The same run's names on the broker at `bootstrap`.
+    pub(crate) fn on(&self, bootstrap: &str) -> Env {
+        Env {
+            bootstrap: bootstrap.to_owned(),
+            run: self.run.clone(),
+            spare: Mutex::new(None),
+        }
+    }
+
+    /// The spare broker, once it is up (taken once); `None` when this run
+    /// has none.
+    pub(crate) fn spare_broker(&self) -> Result<Option<broker::Broker>, Failed> {
+        let handle = self.spare.lock().map_err(|_| "poisoned")?.take();
+        match handle {
+            None => Ok(None),
+            Some(h) => Ok(Some(
+                h.join()
+                    .map_err(|_| "the spare broker's start panicked")??,
+            )),
+        }
+    }
 }
 
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 13] = [
+const TRIALS: [(&str, TrialFn); 14] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -99,9 +129,10 @@ const TRIALS: [(&str, TrialFn); 13] = [
         "crash::killed_instance_at_least_once",
         crash::killed_instance_at_least_once,
     ),
+    ("outage::broker_down_and_back", outage::broker_down_and_back),
 ];
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the crate lives in the workspace")
@@ -174,6 +205,11 @@ fn main() -> ExitCode {
     }
 
     let started = Instant::now();
+    // The outage trial's broker starts alongside (it needs Java and Maven
+    // even with KAFKA_BOOTSTRAP).
+    let spare = (selected(&args, "outage::broker_down_and_back")
+        && broker::missing_tools().is_none())
+    .then(|| thread::spawn(|| broker::Broker::start_own(&root())));
     let guard = match broker::Broker::start(&root()) {
         Ok(guard) => guard,
         Err(e) => {
@@ -199,6 +235,7 @@ fn main() -> ExitCode {
         .set(Env {
             bootstrap: guard.bootstrap().to_owned(),
             run,
+            spare: Mutex::new(spare),
         })
         .is_err()
     {
