@@ -94,7 +94,8 @@ pub enum Role {
 /// # Errors
 /// [`ClientError::InvalidConfig`] when `partition.assignment.strategy`
 /// names anything but `range` (librdkafka cannot run Kafka Streams'
-/// assignor, and this crate maps only eager rebalances).
+/// assignor, and this crate maps only eager rebalances), or for Java's
+/// `sasl.jaas.config` (its value redacted: it holds a password).
 pub fn to_rdkafka(
     role: Role,
     bootstrap: &str,
@@ -114,6 +115,17 @@ pub fn to_rdkafka(
             native.set("isolation.level", "read_uncommitted");
         }
         Role::Admin => {}
+    }
+    let mut settings = extra
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(config.iter());
+    if let Some((name, value)) = settings.find(|(n, _)| *n == "sasl.jaas.config") {
+        return Err(ClientError::InvalidConfig {
+            name: name.to_owned(),
+            value: shown(name, value).to_owned(),
+            reason: "a JAAS config is Java's; librdkafka takes sasl.mechanism, sasl.username and sasl.password instead".to_owned(),
+        });
     }
     for (name, value) in extra {
         if !DROPPED.contains(&name.as_str()) {

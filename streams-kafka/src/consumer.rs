@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rdkafka::client::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{
     BaseConsumer, CommitMode, Consumer as _, ConsumerContext, ConsumerGroupMetadata,
 };
@@ -48,7 +49,8 @@ use streams_clients::{
     Rebalance, Result, TimestampType, TopicPartition,
 };
 
-use crate::error::{client_error, code_of, is_stale_member};
+use crate::error::{client_error, code_of, is_authentication, is_stale_member};
+use crate::health::{Health, LogContext};
 
 /// What the rebalance callback saw.
 #[derive(Debug)]
@@ -70,6 +72,10 @@ pub(crate) struct RebalanceContext {
     read_committed: bool,
     /// Each fetched partition's end offset, as of the last statistics.
     ends: Mutex<HashMap<TopicPartition, i64>>,
+    /// The consumer's name, for its log lines.
+    client: String,
+    /// Where its log lines and errors go.
+    health: Arc<Health>,
 }
 
 fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
@@ -83,6 +89,14 @@ fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
 }
 
 impl ClientContext for RebalanceContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.health.on_log(&self.client, level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.health.on_error(&self.client, &error, reason);
+    }
+
     /// librdkafka's statistics (every `statistics.interval.ms`): keeps
     /// each partition's end offset from the fetch responses, the high
     /// watermark or (read_committed) the last stable offset, as Kafka's
@@ -219,10 +233,11 @@ pub struct KafkaConsumer {
     /// Asks for watermarks on connections of its own: the broker answers
     /// one request per connection at a time, so a ListOffsets behind the
     /// consumer's long-polling fetch would wait `fetch.wait.max.ms`.
-    offsets: OnceLock<Result<BaseConsumer, String>>,
+    offsets: OnceLock<Result<BaseConsumer<LogContext>, String>>,
     offsets_config: rdkafka::ClientConfig,
     settings: Settings,
     registry: Arc<Registry>,
+    health: Arc<Health>,
     subscribed: bool,
     manual: bool,
     generation: i32,
@@ -255,6 +270,7 @@ impl KafkaConsumer {
         config: &rdkafka::ClientConfig,
         settings: Settings,
         registry: Arc<Registry>,
+        health: Arc<Health>,
     ) -> Result<Self> {
         let mut config = config.clone();
         if settings.group_id.is_some() && config.get("statistics.interval.ms").is_none() {
@@ -263,6 +279,8 @@ impl KafkaConsumer {
         }
         let context = RebalanceContext {
             read_committed: config.get("isolation.level") == Some("read_committed"),
+            client: settings.client.clone(),
+            health: health.clone(),
             ..RebalanceContext::default()
         };
         let inner: Native = config.create_with_context(context).map_err(|e| {
@@ -277,9 +295,15 @@ impl KafkaConsumer {
         let inner = Arc::new(inner);
         registry.insert(&settings.member_id, &inner);
         let mut offsets_config = config.clone();
+        // A group id of its own (never joined, nothing committed), so
+        // that librdkafka hands the side client's errors to its poll.
         offsets_config
-            .remove("group.id")
             .remove("group.instance.id")
+            .remove("statistics.interval.ms")
+            .set(
+                "group.id",
+                format!("streams-kafka-end-offsets-{}", settings.member_id),
+            )
             .set("enable.auto.commit", "false");
         Ok(KafkaConsumer {
             inner: Some(inner),
@@ -287,6 +311,7 @@ impl KafkaConsumer {
             offsets_config,
             settings,
             registry,
+            health,
             subscribed: false,
             manual: false,
             generation: 0,
@@ -311,13 +336,18 @@ impl KafkaConsumer {
             })
     }
 
+    /// `err` of `operation` as the client API's error (an authentication
+    /// the cluster refused, when the call failed for want of a broker).
     fn error(&self, operation: &str, tp: Option<&TopicPartition>, err: KafkaError) -> ClientError {
-        client_error(
+        self.health.refine(
             &self.settings.client,
-            self.settings.api_timeout,
-            operation,
-            tp.map(|tp| (tp.topic.as_str(), Some(tp.partition))),
-            err,
+            client_error(
+                &self.settings.client,
+                self.settings.api_timeout,
+                operation,
+                tp.map(|tp| (tp.topic.as_str(), Some(tp.partition))),
+                err,
+            ),
         )
     }
 
@@ -325,9 +355,15 @@ impl KafkaConsumer {
     /// stable offset under read_committed), asked on the side client.
     fn watermarks(&self, tp: &TopicPartition) -> Result<(i64, i64)> {
         self.native("end_offsets")?;
-        let side = self
-            .offsets
-            .get_or_init(|| self.offsets_config.create().map_err(|e| e.to_string()));
+        let side = self.offsets.get_or_init(|| {
+            let context = LogContext {
+                client: format!("{}-end-offsets", self.settings.client),
+                health: self.health.clone(),
+            };
+            self.offsets_config
+                .create_with_context(context)
+                .map_err(|e| e.to_string())
+        });
         let side = side.as_ref().map_err(|e| ClientError::Implementation {
             client: self.settings.client.clone(),
             source: format!("creating the client that reads end offsets: {e}").into(),
@@ -338,15 +374,18 @@ impl KafkaConsumer {
         let deadline = Instant::now() + self.settings.api_timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let err = match side.fetch_watermarks(&tp.topic, tp.partition, left) {
+            let slice = left.min(Duration::from_millis(500));
+            let err = match side.fetch_watermarks(&tp.topic, tp.partition, slice) {
                 Ok(marks) => return Ok(marks),
                 Err(e) => e,
             };
+            self.health.drain(side);
+            self.health.check(&self.settings.client)?;
             match code_of(&err) {
-                Some(code) if transient(code) && !left.is_zero() => {
+                Some(code) if transient(code) && left > slice => {
                     std::thread::sleep(Duration::from_millis(100).min(left));
                 }
-                Some(code) if transient(code) || code == RDKafkaErrorCode::OperationTimedOut => {
+                Some(code) if transient(code) => {
                     return Err(ClientError::Timeout {
                         operation: format!("{}: end offset of {tp} ({err})", self.settings.client),
                         timeout_ms: self.timeout_ms(),
@@ -543,6 +582,9 @@ impl Consumer for KafkaConsumer {
                 Some(Err(e)) => {
                     // An offset out of range with no reset, a refused
                     // authorization, a fatal error: the poll fails.
+                    if code_of(&e).is_some_and(is_authentication) {
+                        self.health.refused(&e.to_string());
+                    }
                     return Err(self.error("poll", None, e));
                 }
                 None => {}

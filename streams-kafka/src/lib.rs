@@ -46,7 +46,20 @@
 //! - Kafka's client configuration names reach librdkafka unchanged,
 //!   renamed where librdkafka spells them differently, or dropped where
 //!   they are Java-only ([`config`]); `security.protocol`, `sasl.*` and
-//!   `ssl.*` pass through.
+//!   `ssl.*` pass through (Java's `sasl.jaas.config` is refused with a
+//!   message saying what librdkafka takes instead).
+//!
+//! Security: give the settings to every client with [`KafkaClients::with`]
+//! (`security.protocol=SASL_PLAINTEXT` or `SASL_SSL`, `sasl.mechanism`,
+//! `sasl.username`, `sasl.password`, `ssl.*`). A refused authentication
+//! is [`ClientError::Authentication`] as soon as librdkafka hears of it
+//! (librdkafka itself would only time out), so an application with wrong
+//! credentials fails to start within about a second, in state ERROR.
+//! Secret values (`sasl.password`, `ssl.key.password`, a JAAS config, any
+//! setting [`config::is_secret`] names) never appear in a `Debug` output,
+//! an error, or a log line: librdkafka's log lines and error callbacks go
+//! to the `log` crate (target `librdkafka`) with them replaced by
+//! `[redacted]`.
 //!
 //! When the cluster goes away: every blocking call of these clients is
 //! bounded by `default.api.timeout.ms` (Kafka's 30 s; settable for all
@@ -89,7 +102,12 @@
 //! back to RUNNING with the driver's counts, an application started
 //! meanwhile fails in bounded time with [`ClientError::Unreachable`] and
 //! goes to ERROR, and one closed meanwhile with uncommitted work fails its
-//! commit in bounded time, typed, its successor losing nothing.
+//! commit in bounded time, typed, its successor losing nothing. And
+//! SASL/PLAIN on a `SASL_PLAINTEXT` listener (`scripts/kafka-up --sasl`):
+//! the driver's counts with the right password; with a wrong one the
+//! application, a consumer's poll and `init_transactions` fail with
+//! [`ClientError::Authentication`] in about a second, and neither password
+//! is in any `Debug`, error or log line (librdkafka's debug logs on).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -131,6 +149,29 @@ mod tests {
             shown.contains("alice") && shown.contains("[redacted]"),
             "{shown}"
         );
+    }
+
+    /// `sasl.password`, `ssl.key.password` and a JAAS config never show:
+    /// not in `Debug`, not in the error of a client that refuses them
+    /// (librdkafka knows no `sasl.jaas.config`, a Java-only setting).
+    #[test]
+    fn secrets_stay_out_of_debug_and_errors() {
+        let clients = KafkaClients::new("127.0.0.1:1")
+            .with("sasl.password", "hunter2")
+            .with("ssl.key.password", "keypass7")
+            .with(
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"jaaspass9\";",
+            );
+        let err = clients.producer(&ClientConfig::new()).unwrap_err();
+        assert!(
+            matches!(&err, ClientError::InvalidConfig { name, value, .. } if name == "sasl.jaas.config" && value == "[redacted]"),
+            "{err}"
+        );
+        let shown = format!("{clients:?} {err} {err:?}");
+        for secret in ["hunter2", "keypass7", "jaaspass9"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
     }
 
     /// An unreachable cluster is an error that says so within
@@ -192,6 +233,7 @@ pub mod admin;
 pub mod config;
 pub mod consumer;
 mod error;
+mod health;
 pub mod producer;
 
 use std::collections::BTreeMap;
@@ -209,6 +251,7 @@ pub use producer::KafkaProducer;
 
 use crate::config::{Role, to_rdkafka};
 use crate::consumer::{Registry, Settings};
+use crate::health::Health;
 
 /// The system clock: real clients live in real time.
 #[derive(Debug, Default, Clone, Copy)]
@@ -242,6 +285,7 @@ pub struct KafkaClients {
     poll_timeout: Duration,
     registry: Arc<Registry>,
     members: AtomicUsize,
+    health: Arc<Health>,
 }
 
 impl std::fmt::Debug for KafkaClients {
@@ -268,6 +312,7 @@ impl KafkaClients {
             poll_timeout: Duration::from_millis(100),
             registry: Arc::new(Registry::default()),
             members: AtomicUsize::new(0),
+            health: Arc::new(Health::default()),
         }
     }
 
@@ -277,7 +322,9 @@ impl KafkaClients {
     /// blocking call of every client (Kafka's default, 30 s).
     #[must_use]
     pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.extra.insert(name.into(), value.into());
+        let (name, value) = (name.into(), value.into());
+        self.health.add_secrets([(name.as_str(), value.as_str())]);
+        self.extra.insert(name, value);
         self
     }
 
@@ -328,16 +375,19 @@ impl KafkaClients {
 
 impl ClientSupplier for KafkaClients {
     fn producer(&self, config: &ClientConfig) -> Result<Box<dyn Producer>> {
+        self.health.add_secrets(config.iter());
         let native = to_rdkafka(Role::Producer, &self.bootstrap, &self.extra, config)?;
         Ok(Box::new(KafkaProducer::new(
             &native,
             Self::client_name(config, "producer"),
             self.api_timeout(config)?,
             self.registry.clone(),
+            self.health.clone(),
         )?))
     }
 
     fn consumer(&self, config: &ClientConfig) -> Result<Box<dyn Consumer>> {
+        self.health.add_secrets(config.iter());
         let mut native = to_rdkafka(Role::Consumer, &self.bootstrap, &self.extra, config)?;
         let max_poll_records = config.get_i64("max.poll.records", 500)?;
         let max_poll_records = usize::try_from(max_poll_records)
@@ -375,15 +425,18 @@ impl ClientSupplier for KafkaClients {
             &native,
             settings,
             self.registry.clone(),
+            self.health.clone(),
         )?))
     }
 
     fn admin(&self, config: &ClientConfig) -> Result<Box<dyn Admin>> {
+        self.health.add_secrets(config.iter());
         let native = to_rdkafka(Role::Admin, &self.bootstrap, &self.extra, config)?;
         Ok(Box::new(KafkaAdmin::new(
             &native,
             Self::client_name(config, "admin"),
             self.api_timeout(config)?,
+            self.health.clone(),
         )?))
     }
 

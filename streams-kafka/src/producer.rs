@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::client::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{DeliveryResult, Header as RdHeader, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, Producer as _, ProducerContext, ThreadedProducer};
@@ -25,16 +26,28 @@ use streams_clients::{
 
 use crate::consumer::Registry;
 use crate::error::{client_error, code_of, is_fencing, is_stale_member};
+use crate::health::Health;
 
 type Delivery = std::result::Result<RecordMetadata, (KafkaError, String, Option<i32>)>;
 
-/// Collects delivery reports by sequence number.
-#[derive(Debug, Default)]
+/// Collects delivery reports by sequence number; log lines and errors go
+/// through the supplier's [`Health`].
+#[derive(Debug)]
 pub(crate) struct DeliveryContext {
     reports: Mutex<BTreeMap<usize, Delivery>>,
+    client: String,
+    health: Arc<Health>,
 }
 
-impl ClientContext for DeliveryContext {}
+impl ClientContext for DeliveryContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.health.on_log(&self.client, level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.health.on_error(&self.client, &error, reason);
+    }
+}
 
 impl ProducerContext for DeliveryContext {
     type DeliveryOpaque = usize;
@@ -65,6 +78,7 @@ pub struct KafkaProducer {
     next: usize,
     unflushed: usize,
     registry: Arc<Registry>,
+    health: Arc<Health>,
 }
 
 impl std::fmt::Debug for KafkaProducer {
@@ -83,9 +97,15 @@ impl KafkaProducer {
         client: String,
         timeout: Duration,
         registry: Arc<Registry>,
+        health: Arc<Health>,
     ) -> Result<Self> {
+        let context = DeliveryContext {
+            reports: Mutex::new(BTreeMap::new()),
+            client: client.clone(),
+            health: health.clone(),
+        };
         let inner: ThreadedProducer<DeliveryContext> = config
-            .create_with_context(DeliveryContext::default())
+            .create_with_context(context)
             .map_err(|e| client_error(&client, timeout, "creating the producer", None, e))?;
         Ok(KafkaProducer {
             inner,
@@ -95,6 +115,7 @@ impl KafkaProducer {
             next: 0,
             unflushed: 0,
             registry,
+            health,
         })
     }
 
@@ -120,8 +141,22 @@ impl KafkaProducer {
                 state: err.to_string(),
                 hint: "call init_transactions once, then begin_transaction before sending, and commit or abort it",
             },
-            _ => client_error(&self.client, self.timeout, operation, None, err),
+            _ => self.fail(operation, None, err),
         }
+    }
+
+    /// `err` of `operation` as the client API's error (an authentication
+    /// the cluster refused, when the call failed for want of a broker).
+    fn fail(
+        &self,
+        operation: &str,
+        topic: Option<(&str, Option<i32>)>,
+        err: KafkaError,
+    ) -> ClientError {
+        self.health.refine(
+            &self.client,
+            client_error(&self.client, self.timeout, operation, topic, err),
+        )
     }
 
     fn require_transactional(&self, operation: &'static str) -> Result<()> {
@@ -189,7 +224,7 @@ impl Producer for KafkaProducer {
                             self.txn_error("send", e)
                         }
                         Some(RDKafkaErrorCode::State) => self.txn_error("send", e),
-                        _ => client_error(&self.client, self.timeout, "send", topic, e),
+                        _ => self.fail("send", topic, e),
                     });
                 }
             }
@@ -220,34 +255,48 @@ impl Producer for KafkaProducer {
                 Some(Err((e, topic, partition))) => {
                     return Err(match code_of(&e) {
                         Some(c) if is_fencing(c) => self.txn_error("flush", e),
-                        _ => client_error(
-                            &self.client,
-                            self.timeout,
-                            "flush",
-                            Some((&topic, partition)),
-                            e,
-                        ),
+                        _ => self.fail("flush", Some((&topic, partition)), e),
                     });
                 }
                 None => {
-                    return Err(ClientError::Timeout {
-                        operation: format!(
-                            "{}: flush (no delivery report for send {seq})",
-                            self.client
-                        ),
-                        timeout_ms: i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX),
-                    });
+                    return Err(self.health.refine(
+                        &self.client,
+                        ClientError::Timeout {
+                            operation: format!(
+                                "{}: flush (no delivery report for send {seq})",
+                                self.client
+                            ),
+                            timeout_ms: i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX),
+                        },
+                    ));
                 }
             }
         }
         Ok(out)
     }
 
+    /// Waits up to `default.api.timeout.ms`, in slices (librdkafka resumes
+    /// a timed-out `init_transactions` when called again), and no longer
+    /// once the cluster refused the credentials.
     fn init_transactions(&mut self) -> Result<()> {
         self.require_transactional("init_transactions")?;
-        self.inner
-            .init_transactions(self.timeout)
-            .map_err(|e| self.txn_error("init_transactions", e))
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self
+                .inner
+                .init_transactions(left.min(Duration::from_millis(500)))
+            {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    let retriable = matches!(&e, KafkaError::Transaction(t) if t.is_retriable());
+                    self.health.check(&self.client)?;
+                    if !retriable || left <= Duration::from_millis(500) {
+                        return Err(self.txn_error("init_transactions", e));
+                    }
+                }
+            }
+        }
     }
 
     fn begin_transaction(&mut self) -> Result<()> {
@@ -275,15 +324,7 @@ impl Producer for KafkaProducer {
         let mut tpl = TopicPartitionList::with_capacity(offsets.len());
         for (tp, offset) in offsets {
             tpl.add_partition_offset(&tp.topic, tp.partition, rdkafka::Offset::Offset(*offset))
-                .map_err(|e| {
-                    client_error(
-                        &self.client,
-                        self.timeout,
-                        "send_offsets_to_transaction",
-                        None,
-                        e,
-                    )
-                })?;
+                .map_err(|e| self.fail("send_offsets_to_transaction", None, e))?;
         }
         self.inner
             .send_offsets_to_transaction(&tpl, &metadata, self.timeout)

@@ -35,35 +35,51 @@ pub(crate) fn missing_tools() -> Option<String> {
 pub(crate) struct Broker {
     root: PathBuf,
     bootstrap: String,
+    /// The SASL_PLAINTEXT listener's address, when it has one.
+    sasl: Option<String>,
     owned: bool,
 }
 
 impl Broker {
     /// `$KAFKA_BOOTSTRAP`, or a new broker from `scripts/kafka-up --parent
-    /// <this pid>` (its watchdog stops the broker if this process dies
-    /// without dropping the guard).
-    pub(crate) fn start(root: &Path) -> Result<Broker, String> {
+    /// <this pid> --sasl <users>` (its watchdog stops the broker if this
+    /// process dies without dropping the guard), with a SASL_PLAINTEXT
+    /// listener for `users` (`NAME:PASSWORD,...`).
+    pub(crate) fn start(root: &Path, users: &str) -> Result<Broker, String> {
         if let Ok(addr) = std::env::var("KAFKA_BOOTSTRAP")
             && !addr.is_empty()
         {
             return Ok(Broker {
                 root: root.to_path_buf(),
                 bootstrap: addr,
+                sasl: None,
                 owned: false,
             });
         }
-        Self::start_own(root)
+        let (bootstrap, sasl) = kafka_up(root, &["--sasl".as_ref(), users.as_ref()])?;
+        Ok(Broker {
+            root: root.to_path_buf(),
+            bootstrap,
+            sasl,
+            owned: true,
+        })
     }
 
     /// A broker of its own (even with `$KAFKA_BOOTSTRAP`), for a trial
     /// that stops and restarts it.
     pub(crate) fn start_own(root: &Path) -> Result<Broker, String> {
-        let bootstrap = kafka_up(root, &[])?;
+        let (bootstrap, _) = kafka_up(root, &[])?;
         Ok(Broker {
             root: root.to_path_buf(),
             bootstrap,
+            sasl: None,
             owned: true,
         })
+    }
+
+    /// The SASL_PLAINTEXT (PLAIN) listener's address, if there is one.
+    pub(crate) fn sasl_bootstrap(&self) -> Option<&str> {
+        self.sasl.as_deref()
     }
 
     /// `scripts/kafka-down --keep`: the broker stops, its directory stays.
@@ -88,7 +104,7 @@ impl Broker {
     /// port with its data.
     pub(crate) fn restart(&self) -> Result<(), String> {
         let dir = self.dir()?;
-        let bootstrap = kafka_up(&self.root, &["--dir".as_ref(), dir.as_os_str()])?;
+        let (bootstrap, _) = kafka_up(&self.root, &["--dir".as_ref(), dir.as_os_str()])?;
         if bootstrap == self.bootstrap {
             Ok(())
         } else {
@@ -124,8 +140,8 @@ impl Broker {
 }
 
 /// Runs `scripts/kafka-up --parent <this pid> ARGS` and returns the
-/// address it printed.
-fn kafka_up(root: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+/// addresses it printed: the broker's, and the SASL listener's if any.
+fn kafka_up(root: &Path, args: &[&std::ffi::OsStr]) -> Result<(String, Option<String>), String> {
     let mut child = Command::new(root.join("scripts/kafka-up"))
         .arg("--parent")
         .arg(std::process::id().to_string())
@@ -161,12 +177,15 @@ fn kafka_up(root: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
             Err(e) => return Err(format!("scripts/kafka-up: {e}")),
         }
     };
-    let bootstrap = out.join().unwrap_or_default().trim().to_owned();
+    let out = out.join().unwrap_or_default();
+    let mut lines = out.lines().map(str::trim).filter(|l| !l.is_empty());
+    let bootstrap = lines.next().unwrap_or_default().to_owned();
+    let sasl = lines.next().map(str::to_owned);
     let err = err.join().unwrap_or_default();
     if !status.success() || bootstrap.is_empty() {
         return Err(format!("scripts/kafka-up failed to start a broker:\n{err}"));
     }
-    Ok(bootstrap)
+    Ok((bootstrap, sasl))
 }
 
 impl Drop for Broker {

@@ -23,6 +23,7 @@ mod clients;
 mod crash;
 mod instance;
 mod outage;
+mod security;
 mod streams;
 
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ type SpareBroker = thread::JoinHandle<Result<broker::Broker, String>>;
 pub(crate) struct Env {
     pub(crate) bootstrap: String,
     pub(crate) run: String,
+    /// The broker's SASL_PLAINTEXT listener and its user, if it has one.
+    pub(crate) sasl: Option<security::Sasl>,
     /// A second broker, started with the first, for the trial that stops
     /// and restarts its broker (`None` without Java and Maven).
     spare: Mutex<Option<SpareBroker>>,
@@ -55,6 +58,7 @@ impl Env {
         Env {
             bootstrap: bootstrap.to_owned(),
             run: self.run.clone(),
+            sasl: None,
             spare: Mutex::new(None),
         }
     }
@@ -76,7 +80,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 14] = [
+const TRIALS: [(&str, TrialFn); 15] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -130,6 +134,7 @@ const TRIALS: [(&str, TrialFn); 14] = [
         crash::killed_instance_at_least_once,
     ),
     ("outage::broker_down_and_back", outage::broker_down_and_back),
+    ("security::sasl_plain", security::sasl_plain),
 ];
 
 pub(crate) fn root() -> PathBuf {
@@ -204,13 +209,21 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
 
+    // Every log line from here on, for the check that no secret is in one.
+    security::capture_logs();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let run = format!("rk{}-{nanos}", std::process::id());
+    // The SASL user's password: made up by this run, never printed.
+    let password = format!("pw-{nanos:x}-{:x}", std::process::id());
     let started = Instant::now();
     // The outage trial's broker starts alongside (it needs Java and Maven
     // even with KAFKA_BOOTSTRAP).
     let spare = (selected(&args, "outage::broker_down_and_back")
         && broker::missing_tools().is_none())
     .then(|| thread::spawn(|| broker::Broker::start_own(&root())));
-    let guard = match broker::Broker::start(&root()) {
+    let guard = match broker::Broker::start(&root(), &format!("alice:{password}")) {
         Ok(guard) => guard,
         Err(e) => {
             eprintln!("real_kafka: FAILED: {e}");
@@ -227,14 +240,15 @@ fn main() -> ExitCode {
         },
         started.elapsed().as_secs_f64()
     );
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let run = format!("rk{}-{nanos}", std::process::id());
     if env
         .set(Env {
             bootstrap: guard.bootstrap().to_owned(),
             run,
+            sasl: guard.sasl_bootstrap().map(|bootstrap| security::Sasl {
+                bootstrap: bootstrap.to_owned(),
+                user: "alice".to_owned(),
+                password,
+            }),
             spare: Mutex::new(spare),
         })
         .is_err()

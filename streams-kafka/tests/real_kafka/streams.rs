@@ -104,9 +104,29 @@ impl WordCount {
         lines: &[&str],
         partitions: i32,
     ) -> Result<WordCount, Failed> {
+        let clients = Arc::new(KafkaClients::new(&env.bootstrap));
+        Self::make(env, name, lines, partitions, clients)
+    }
+
+    /// [`with_lines`](Self::with_lines) through `clients`.
+    pub(crate) fn with_clients(
+        env: &Env,
+        name: &str,
+        lines: &[&str],
+        clients: Arc<KafkaClients>,
+    ) -> Result<WordCount, Failed> {
+        Self::make(env, name, lines, PARTITIONS, clients)
+    }
+
+    fn make(
+        env: &Env,
+        name: &str,
+        lines: &[&str],
+        partitions: i32,
+        clients: Arc<KafkaClients>,
+    ) -> Result<WordCount, Failed> {
         let input = env.name(&format!("{name}-lines"));
         let output = env.name(&format!("{name}-counts"));
-        let clients = Arc::new(KafkaClients::new(&env.bootstrap));
         let mut admin = clients.admin(&ClientConfig::new())?;
         admin.create_topic(&NewTopic::new(&input, partitions))?;
         admin.create_topic(&NewTopic::new(&output, partitions))?;
