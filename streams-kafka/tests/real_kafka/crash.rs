@@ -38,8 +38,8 @@ use crate::broker::Broker;
 use crate::instance::{ENV, Spec};
 use crate::streams::{LINES, PARTITIONS, WordCount, driver_counts_of, read_counts, word_count};
 
-/// A child instance; dropping it kills it.
-struct Instance {
+/// A child process that talks in lines; dropping it kills it.
+pub(crate) struct Instance {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -47,9 +47,16 @@ struct Instance {
 }
 
 impl Instance {
+    /// An instance of the word count in a child process (this binary).
     fn spawn(spec: &Spec) -> Result<Instance, Failed> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .env(ENV, spec.encode())
+        let mut command = Command::new(std::env::current_exe()?);
+        command.env(ENV, spec.encode());
+        Self::start(command)
+    }
+
+    /// Runs `command` with its stdin, stdout and stderr piped.
+    pub(crate) fn start(mut command: Command) -> Result<Instance, Failed> {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -83,7 +90,11 @@ impl Instance {
     }
 
     /// The first line the child prints that `wanted` accepts (within 60 s).
-    fn expect(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> Result<String, Failed> {
+    pub(crate) fn expect(
+        &mut self,
+        what: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Result<String, Failed> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -112,7 +123,7 @@ impl Instance {
         })
     }
 
-    fn send(&mut self, command: &str) -> Result<(), Failed> {
+    pub(crate) fn send(&mut self, command: &str) -> Result<(), Failed> {
         let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
         writeln!(stdin, "{command}")?;
         stdin.flush()?;

@@ -22,6 +22,7 @@ mod broker;
 mod clients;
 mod crash;
 mod instance;
+mod interop;
 mod outage;
 mod security;
 mod streams;
@@ -80,7 +81,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 15] = [
+const TRIALS: [(&str, TrialFn); 16] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -135,6 +136,10 @@ const TRIALS: [(&str, TrialFn); 15] = [
     ),
     ("outage::broker_down_and_back", outage::broker_down_and_back),
     ("security::sasl_plain", security::sasl_plain),
+    (
+        "interop::word_count_both_ways",
+        interop::word_count_both_ways,
+    ),
 ];
 
 pub(crate) fn root() -> PathBuf {
