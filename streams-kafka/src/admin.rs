@@ -10,7 +10,10 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic as RdNewTopic, TopicReplication};
+use rdkafka::admin::{
+    AdminClient, AdminOptions, ConfigSource, NewTopic as RdNewTopic, ResourceSpecifier,
+    TopicReplication,
+};
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::metadata::Metadata;
@@ -178,6 +181,59 @@ impl KafkaAdmin {
                 })
             }
         }
+    }
+}
+
+impl KafkaAdmin {
+    /// The configs set on `topic` itself (describe-configs entries whose
+    /// source is the topic's own config: those given when it was created
+    /// or altered since), by name; the broker's and Kafka's defaults are
+    /// left out. A value the broker does not show (a sensitive one) is
+    /// `None`. Kafka's `Admin.describeConfigs`, for checking what a topic,
+    /// an internal one say, was created with.
+    ///
+    /// # Errors
+    ///
+    /// As the other admin calls: `Unreachable` or `Timeout` when the
+    /// cluster does not answer within `default.api.timeout.ms`,
+    /// `Authentication` when it refuses the credentials, and the broker's
+    /// error (an unknown topic, say) for the topic.
+    ///
+    /// ```no_run
+    /// use streams_clients::ClientConfig;
+    /// use streams_kafka::KafkaClients;
+    ///
+    /// let clients = KafkaClients::new("127.0.0.1:9092");
+    /// let admin = clients.kafka_admin(&ClientConfig::new())?;
+    /// let configs = admin.topic_configs("app-counts-store-changelog")?;
+    /// assert_eq!(configs["cleanup.policy"].as_deref(), Some("compact"));
+    /// # Ok::<(), streams_clients::ClientError>(())
+    /// ```
+    pub fn topic_configs(&self, topic: &str) -> Result<BTreeMap<String, Option<String>>> {
+        let options = self.options();
+        let resources = self
+            .wait(
+                "topic_configs",
+                self.inner
+                    .describe_configs([&ResourceSpecifier::Topic(topic)], &options),
+            )?
+            .map_err(|e| self.fail("topic_configs", Some((topic, None)), e))?;
+        let mut configs = BTreeMap::new();
+        for resource in resources {
+            let resource = resource.map_err(|code| {
+                self.fail(
+                    "topic_configs",
+                    Some((topic, None)),
+                    KafkaError::AdminOp(code),
+                )
+            })?;
+            for entry in resource.entries {
+                if entry.source == ConfigSource::DynamicTopic {
+                    configs.insert(entry.name, entry.value);
+                }
+            }
+        }
+        Ok(configs)
     }
 }
 

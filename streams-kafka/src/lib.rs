@@ -366,6 +366,24 @@ impl KafkaClients {
             })
     }
 
+    /// The admin client that [`admin`](ClientSupplier::admin) boxes, for
+    /// what only a real cluster answers, such as
+    /// [`KafkaAdmin::topic_configs`].
+    ///
+    /// # Errors
+    ///
+    /// `InvalidConfig` for a setting librdkafka or this crate refuses.
+    pub fn kafka_admin(&self, config: &ClientConfig) -> Result<KafkaAdmin> {
+        self.health.add_secrets(config.iter());
+        let native = to_rdkafka(Role::Admin, &self.bootstrap, &self.extra, config)?;
+        KafkaAdmin::new(
+            &native,
+            Self::client_name(config, "admin"),
+            self.api_timeout(config)?,
+            self.health.clone(),
+        )
+    }
+
     fn client_name(config: &ClientConfig, kind: &str) -> String {
         config
             .get("client.id")
@@ -430,14 +448,7 @@ impl ClientSupplier for KafkaClients {
     }
 
     fn admin(&self, config: &ClientConfig) -> Result<Box<dyn Admin>> {
-        self.health.add_secrets(config.iter());
-        let native = to_rdkafka(Role::Admin, &self.bootstrap, &self.extra, config)?;
-        Ok(Box::new(KafkaAdmin::new(
-            &native,
-            Self::client_name(config, "admin"),
-            self.api_timeout(config)?,
-            self.health.clone(),
-        )?))
+        Ok(Box::new(self.kafka_admin(config)?))
     }
 
     fn clock(&self) -> Arc<dyn Clock> {

@@ -391,3 +391,86 @@ impl Drop for RemoveOnDrop {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Issue 17 item 3: the internal topics ours creates have the configs and
+/// partition counts that Kafka Streams gives them. Kafka Streams' word
+/// count and ours run on the same input under two application ids; the
+/// configs set on each internal topic (describe-configs, the topic's own
+/// entries, not the broker's defaults) are compared, and they are the ones
+/// Kafka Streams 4.4.0 sets.
+pub(crate) fn internal_topic_configs(env: &Env) -> Result<(), Failed> {
+    let started = Instant::now();
+    let classpath = java_classpath()?;
+    let wc = WordCount::with_lines(env, "configs", &FIRST)?;
+    let (java_id, ours_id) = (env.name("configs-java"), env.name("configs-ours"));
+    let dirs = std::env::temp_dir().join(format!("{}-state", env.name("configs")));
+    let _cleanup = RemoveOnDrop(dirs.clone());
+
+    let mut java = kafka_streams(&classpath, env, &java_id, "java", &wc, &dirs)?;
+    let (input, output) = (wc.input.clone(), wc.output.clone());
+    let ours = ThreadedKafkaStreams::new(
+        move || word_count(&input, &output),
+        wc.config(&ours_id, "ours"),
+        wc.clients.clone(),
+    )?;
+    ours.start()?;
+    let state = ours.wait_for(Duration::from_secs(60), |s| {
+        s == streams_core::runtime::State::Running
+    });
+    assert_eq!(
+        state,
+        streams_core::runtime::State::Running,
+        "{:?}",
+        ours.error()
+    );
+    java.send("close")?;
+    java.expect("Kafka Streams closed", |l| l == "CLOSED")?;
+    ours.close()?;
+
+    let admin = wc.clients.kafka_admin(&ClientConfig::new())?;
+    let mut partitions = wc.clients.admin(&ClientConfig::new())?;
+    let mut seen = Vec::new();
+    for (suffix, expected) in [
+        (
+            "counts-store-changelog",
+            vec![
+                ("cleanup.policy", "compact"),
+                ("message.timestamp.type", "CreateTime"),
+            ],
+        ),
+        (
+            "counts-store-repartition",
+            vec![
+                ("cleanup.policy", "delete"),
+                ("message.timestamp.type", "CreateTime"),
+                ("retention.ms", "-1"),
+                ("segment.bytes", "52428800"),
+            ],
+        ),
+    ] {
+        let (theirs, mine) = (format!("{java_id}-{suffix}"), format!("{ours_id}-{suffix}"));
+        let java_configs = admin.topic_configs(&theirs)?;
+        let our_configs = admin.topic_configs(&mine)?;
+        assert_eq!(
+            our_configs, java_configs,
+            "configs of {mine} (ours) and {theirs} (Kafka Streams)"
+        );
+        let expected: BTreeMap<String, Option<String>> = expected
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), Some(v.to_owned())))
+            .collect();
+        assert_eq!(java_configs, expected, "Kafka Streams' {theirs}");
+        let counts = (
+            partitions.partition_count(&mine)?,
+            partitions.partition_count(&theirs)?,
+        );
+        assert_eq!(counts, (Some(PARTITIONS), Some(PARTITIONS)), "{suffix}");
+        seen.push(format!("{suffix} {our_configs:?}"));
+    }
+    eprintln!(
+        "real_kafka: internal topics as Kafka Streams 4.4.0 makes them ({PARTITIONS} partitions each): {} ({:.1} s)",
+        seen.join("; "),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -81,7 +81,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 16] = [
+const TRIALS: [(&str, TrialFn); 17] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -139,6 +139,10 @@ const TRIALS: [(&str, TrialFn); 16] = [
     (
         "interop::word_count_both_ways",
         interop::word_count_both_ways,
+    ),
+    (
+        "interop::internal_topic_configs",
+        interop::internal_topic_configs,
     ),
 ];
 
