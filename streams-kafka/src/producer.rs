@@ -11,7 +11,7 @@
 //! is [`ClientError::ProducerFenced`].
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::client::ClientContext;
@@ -35,6 +35,8 @@ type Delivery = std::result::Result<RecordMetadata, (KafkaError, String, Option<
 #[derive(Debug)]
 pub(crate) struct DeliveryContext {
     reports: Mutex<BTreeMap<usize, Delivery>>,
+    /// Notified on every delivery report, for [`Producer::flush`].
+    delivered: Condvar,
     client: String,
     health: Arc<Health>,
 }
@@ -65,6 +67,7 @@ impl ProducerContext for DeliveryContext {
         if let Ok(mut reports) = self.reports.lock() {
             reports.insert(seq, report);
         }
+        self.delivered.notify_all();
     }
 }
 
@@ -101,6 +104,7 @@ impl KafkaProducer {
     ) -> Result<Self> {
         let context = DeliveryContext {
             reports: Mutex::new(BTreeMap::new()),
+            delivered: Condvar::new(),
             client: client.clone(),
             health: health.clone(),
         };
@@ -171,6 +175,49 @@ impl KafkaProducer {
         })
     }
 
+    /// Sends what librdkafka holds back for `linger.ms` at once, waits
+    /// for the delivery report of every send since the last flush (as the
+    /// producer's thread hands them over), up to `default.api.timeout.ms`,
+    /// and takes them (the missing ones are missing from the map).
+    /// rdkafka's own `flush` waits in 100 ms slices that do not end when
+    /// the last report comes, so that every flush took at least 100 ms.
+    fn take_reports(&self) -> Result<BTreeMap<usize, Delivery>> {
+        let (from, to) = (self.unflushed, self.next);
+        // librdkafka's rd_kafka_flush without waiting: it wakes the brokers
+        // to send the queued records now.
+        match self.inner.flush(Duration::ZERO) {
+            Ok(()) => {}
+            Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut)) => {}
+            Err(e) => return Err(self.txn_error("flush", e)),
+        }
+        let poisoned = || ClientError::InvalidState {
+            client: self.client.clone(),
+            operation: "flush",
+            state: "poisoned delivery reports".to_owned(),
+            hint: "create a new producer",
+        };
+        let context = self.inner.context();
+        let deadline = Instant::now() + self.timeout;
+        let mut guard = context.reports.lock().map_err(|_| poisoned())?;
+        loop {
+            // Late reports of sends before the last flush (of an aborted
+            // transaction, say) are of no one's interest.
+            if guard.first_key_value().is_some_and(|(&seq, _)| seq < from) {
+                *guard = guard.split_off(&from);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if guard.len() >= to - from || left.is_zero() {
+                break;
+            }
+            guard = context
+                .delivered
+                .wait_timeout(guard, left)
+                .map_err(|_| poisoned())?
+                .0;
+        }
+        Ok(std::mem::take(&mut *guard))
+    }
+
     /// Drops the delivery reports of the sends since the last flush (their
     /// transaction was aborted or committed without a flush call).
     fn forget_unflushed(&mut self) {
@@ -233,20 +280,12 @@ impl Producer for KafkaProducer {
         Ok(())
     }
 
+    /// Sends what librdkafka holds back for `linger.ms` at once and waits
+    /// for the delivery report of every send since the last flush; see
+    /// [`KafkaProducer::take_reports`].
     fn flush(&mut self) -> Result<Vec<RecordMetadata>> {
-        if let Err(e) = self.inner.flush(self.timeout) {
-            return Err(self.txn_error("flush", e));
-        }
         let (from, to) = (self.unflushed, self.next);
-        let mut reports =
-            std::mem::take(&mut *self.inner.context().reports.lock().map_err(|_| {
-                ClientError::InvalidState {
-                    client: self.client.clone(),
-                    operation: "flush",
-                    state: "poisoned delivery reports".to_owned(),
-                    hint: "create a new producer",
-                }
-            })?);
+        let mut reports = self.take_reports()?;
         self.unflushed = to;
         let mut out = Vec::with_capacity(to - from);
         for seq in from..to {
@@ -339,6 +378,10 @@ impl Producer for KafkaProducer {
 
     fn commit_transaction(&mut self) -> Result<()> {
         self.require_transactional("commit_transaction")?;
+        // rdkafka's commit_transaction first flushes in its 100 ms slices:
+        // with every report in, its flush returns at once. A failed
+        // delivery fails the commit in librdkafka.
+        self.take_reports()?;
         let result = self
             .inner
             .commit_transaction(self.timeout)
