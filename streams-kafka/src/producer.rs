@@ -11,6 +11,7 @@
 //! is [`ClientError::ProducerFenced`].
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,8 +36,12 @@ type Delivery = std::result::Result<RecordMetadata, (KafkaError, String, Option<
 #[derive(Debug)]
 pub(crate) struct DeliveryContext {
     reports: Mutex<BTreeMap<usize, Delivery>>,
-    /// Notified on every delivery report, for [`Producer::flush`].
+    /// Notified when the reports reach `awaited`, for [`Producer::flush`].
     delivered: Condvar,
+    /// How many reports a waiting flush needs (0: none waits), read and
+    /// written with `reports` locked: a notification per report would be
+    /// a futex call per record.
+    awaited: AtomicUsize,
     client: String,
     health: Arc<Health>,
 }
@@ -66,8 +71,11 @@ impl ProducerContext for DeliveryContext {
         };
         if let Ok(mut reports) = self.reports.lock() {
             reports.insert(seq, report);
+            let awaited = self.awaited.load(Ordering::Relaxed);
+            if awaited > 0 && reports.len() >= awaited {
+                self.delivered.notify_all();
+            }
         }
-        self.delivered.notify_all();
     }
 }
 
@@ -105,6 +113,7 @@ impl KafkaProducer {
         let context = DeliveryContext {
             reports: Mutex::new(BTreeMap::new()),
             delivered: Condvar::new(),
+            awaited: AtomicUsize::new(0),
             client: client.clone(),
             health: health.clone(),
         };
@@ -209,12 +218,14 @@ impl KafkaProducer {
             if guard.len() >= to - from || left.is_zero() {
                 break;
             }
+            context.awaited.store(to - from, Ordering::Relaxed);
             guard = context
                 .delivered
                 .wait_timeout(guard, left)
                 .map_err(|_| poisoned())?
                 .0;
         }
+        context.awaited.store(0, Ordering::Relaxed);
         Ok(std::mem::take(&mut *guard))
     }
 

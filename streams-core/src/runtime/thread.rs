@@ -458,9 +458,24 @@ impl StreamThread {
             None => {}
         }
         outcome.fetched = polled.records.len();
+        // A poll's records come partition by partition: look the task up
+        // once per run of one partition, not per record.
+        let mut last: Option<(Arc<str>, i32, Option<TaskId>)> = None;
         for record in polled.records {
-            let tp = TopicPartition::new(&*record.topic, record.partition);
-            if let Some(id) = self.metadata.task_of(&tp)
+            let id = match &last {
+                Some((topic, partition, id))
+                    if *partition == record.partition && **topic == *record.topic =>
+                {
+                    *id
+                }
+                _ => {
+                    let tp = TopicPartition::new(&*record.topic, record.partition);
+                    let id = self.metadata.task_of(&tp);
+                    last = Some((record.topic.clone(), record.partition, id));
+                    id
+                }
+            };
+            if let Some(id) = id
                 && let Some(task) = self.tasks.get_mut(&id)
             {
                 task.add(record);
