@@ -91,6 +91,28 @@ fn kafka_streams(
     wc: &WordCount,
     state_dir: &PathBuf,
 ) -> Result<Instance, Failed> {
+    kafka_streams_of(
+        classpath,
+        env,
+        app_id,
+        client_id,
+        wc,
+        state_dir,
+        "wordcount",
+    )
+}
+
+/// Kafka Streams' `topology` of `compat.app.StreamsApp` in a JVM of its
+/// own, until it is closed.
+fn kafka_streams_of(
+    classpath: &str,
+    env: &Env,
+    app_id: &str,
+    client_id: &str,
+    wc: &WordCount,
+    state_dir: &PathBuf,
+    topology: &str,
+) -> Result<Instance, Failed> {
     let mut java = Command::new("java");
     java.args(["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-cp", classpath])
         .arg("compat.app.StreamsApp")
@@ -98,7 +120,7 @@ fn kafka_streams(
             env.bootstrap.as_str(),
             app_id,
             client_id,
-            "wordcount",
+            topology,
             &wc.input,
             &wc.output,
             "at_least_once",
@@ -392,80 +414,132 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// The word count over one-minute windows, as `compat.app.StreamsApp`'s
+/// `windowed`: a window store's changelog and a repartition topic.
+fn windowed_count(input: &str, output: &str) -> streams_core::Result<streams_core::Topology> {
+    use streams_core::dsl::{Materialized, Produced, TimeWindows};
+    use streams_core::serde::{I64Serde, StringSerde};
+    let builder = streams_core::StreamsBuilder::new();
+    builder
+        .stream::<String, String>(input)
+        .flat_map_values(|line: &String| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .group_by(|_, word| word.clone())
+        .windowed_by(TimeWindows::of_size_with_no_grace(Duration::from_secs(60))?)
+        .count_with(Materialized::as_("windowed-counts"))
+        .to_stream()
+        .map(|k, v| (k.map(|w| w.key.clone()).unwrap_or_default(), *v))
+        .to_with(output, Produced::with(StringSerde, I64Serde));
+    builder.build()
+}
+
+/// The configs Kafka Streams 4.4.0 sets on a repartition topic.
+const REPARTITION: [(&str, &str); 4] = [
+    ("cleanup.policy", "delete"),
+    ("message.timestamp.type", "CreateTime"),
+    ("retention.ms", "-1"),
+    ("segment.bytes", "52428800"),
+];
+
 /// Issue 17 item 3: the internal topics ours creates have the configs and
-/// partition counts that Kafka Streams gives them. Kafka Streams' word
-/// count and ours run on the same input under two application ids; the
-/// configs set on each internal topic (describe-configs, the topic's own
-/// entries, not the broker's defaults) are compared, and they are the ones
-/// Kafka Streams 4.4.0 sets.
+/// partition counts that Kafka Streams gives them. For the word count and
+/// the windowed word count, Kafka Streams and ours run on the same input
+/// under two application ids; the configs set on each internal topic
+/// (describe-configs, the topic's own entries, not the broker's defaults)
+/// are compared, and they are the ones Kafka Streams 4.4.0 sets: a
+/// key-value store's changelog compacted, a window store's compacted and
+/// deleted after the window's retention plus a day, repartition topics
+/// deleted (and purged by the application) with no retention limit.
 pub(crate) fn internal_topic_configs(env: &Env) -> Result<(), Failed> {
     let started = Instant::now();
     let classpath = java_classpath()?;
     let wc = WordCount::with_lines(env, "configs", &FIRST)?;
-    let (java_id, ours_id) = (env.name("configs-java"), env.name("configs-ours"));
     let dirs = std::env::temp_dir().join(format!("{}-state", env.name("configs")));
     let _cleanup = RemoveOnDrop(dirs.clone());
-
-    let mut java = kafka_streams(&classpath, env, &java_id, "java", &wc, &dirs)?;
-    let (input, output) = (wc.input.clone(), wc.output.clone());
-    let ours = ThreadedKafkaStreams::new(
-        move || word_count(&input, &output),
-        wc.config(&ours_id, "ours"),
-        wc.clients.clone(),
-    )?;
-    ours.start()?;
-    let state = ours.wait_for(Duration::from_secs(60), |s| {
-        s == streams_core::runtime::State::Running
-    });
-    assert_eq!(
-        state,
-        streams_core::runtime::State::Running,
-        "{:?}",
-        ours.error()
-    );
-    java.send("close")?;
-    java.expect("Kafka Streams closed", |l| l == "CLOSED")?;
-    ours.close()?;
-
-    let admin = wc.clients.kafka_admin(&ClientConfig::new())?;
-    let mut partitions = wc.clients.admin(&ClientConfig::new())?;
-    let mut seen = Vec::new();
-    for (suffix, expected) in [
+    type Build = fn(&str, &str) -> streams_core::Result<streams_core::Topology>;
+    let cases: [(&str, Build, &str, Vec<(&str, &str)>); 2] = [
         (
-            "counts-store-changelog",
+            "wordcount",
+            word_count,
+            "counts-store",
             vec![
                 ("cleanup.policy", "compact"),
                 ("message.timestamp.type", "CreateTime"),
             ],
         ),
         (
-            "counts-store-repartition",
+            "windowed",
+            windowed_count,
+            "windowed-counts",
             vec![
-                ("cleanup.policy", "delete"),
+                ("cleanup.policy", "compact,delete"),
                 ("message.timestamp.type", "CreateTime"),
-                ("retention.ms", "-1"),
-                ("segment.bytes", "52428800"),
+                // The window's size (no grace) plus a day.
+                ("retention.ms", "86460000"),
             ],
         ),
-    ] {
-        let (theirs, mine) = (format!("{java_id}-{suffix}"), format!("{ours_id}-{suffix}"));
-        let java_configs = admin.topic_configs(&theirs)?;
-        let our_configs = admin.topic_configs(&mine)?;
+    ];
+    let admin = wc.clients.kafka_admin(&ClientConfig::new())?;
+    let mut partitions = wc.clients.admin(&ClientConfig::new())?;
+    let mut seen = Vec::new();
+    for (topology, build, store, changelog) in cases {
+        let java_id = env.name(&format!("configs-{topology}-java"));
+        let ours_id = env.name(&format!("configs-{topology}-ours"));
+        let mut java = kafka_streams_of(
+            &classpath,
+            env,
+            &java_id,
+            "java",
+            &wc,
+            &dirs.join(topology),
+            topology,
+        )?;
+        let (input, output) = (wc.input.clone(), wc.output.clone());
+        let ours = ThreadedKafkaStreams::new(
+            move || build(&input, &output),
+            wc.config(&ours_id, "ours"),
+            wc.clients.clone(),
+        )?;
+        ours.start()?;
+        let state = ours.wait_for(Duration::from_secs(60), |s| {
+            s == streams_core::runtime::State::Running
+        });
         assert_eq!(
-            our_configs, java_configs,
-            "configs of {mine} (ours) and {theirs} (Kafka Streams)"
+            state,
+            streams_core::runtime::State::Running,
+            "{topology}: {:?}",
+            ours.error()
         );
-        let expected: BTreeMap<String, Option<String>> = expected
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), Some(v.to_owned())))
-            .collect();
-        assert_eq!(java_configs, expected, "Kafka Streams' {theirs}");
-        let counts = (
-            partitions.partition_count(&mine)?,
-            partitions.partition_count(&theirs)?,
-        );
-        assert_eq!(counts, (Some(PARTITIONS), Some(PARTITIONS)), "{suffix}");
-        seen.push(format!("{suffix} {our_configs:?}"));
+        java.send("close")?;
+        java.expect("Kafka Streams closed", |l| l == "CLOSED")?;
+        ours.close()?;
+
+        for (suffix, expected) in [
+            (format!("{store}-changelog"), changelog),
+            (format!("{store}-repartition"), REPARTITION.to_vec()),
+        ] {
+            let (theirs, mine) = (format!("{java_id}-{suffix}"), format!("{ours_id}-{suffix}"));
+            let java_configs = admin.topic_configs(&theirs)?;
+            let our_configs = admin.topic_configs(&mine)?;
+            assert_eq!(
+                our_configs, java_configs,
+                "configs of {mine} (ours) and {theirs} (Kafka Streams)"
+            );
+            let expected: BTreeMap<String, Option<String>> = expected
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), Some(v.to_owned())))
+                .collect();
+            assert_eq!(java_configs, expected, "Kafka Streams' {theirs}");
+            let counts = (
+                partitions.partition_count(&mine)?,
+                partitions.partition_count(&theirs)?,
+            );
+            assert_eq!(counts, (Some(PARTITIONS), Some(PARTITIONS)), "{suffix}");
+            seen.push(format!("{suffix} {our_configs:?}"));
+        }
     }
     eprintln!(
         "real_kafka: internal topics as Kafka Streams 4.4.0 makes them ({PARTITIONS} partitions each): {} ({:.1} s)",

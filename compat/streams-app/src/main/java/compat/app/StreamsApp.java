@@ -10,12 +10,14 @@ import java.util.Properties;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.TimeWindows;
 
 /**
  * A Kafka Streams 4.4.0 application with the topologies that streams-kafka runs against the
@@ -29,7 +31,7 @@ import org.apache.kafka.streams.kstream.Produced;
  * {@code counts-store}, as streams-kafka/tests/real_kafka/streams.rs builds it: the same node
  * names, repartition topic, changelog and serdes, so that either side restores the other's
  * store) or {@code stateless} (filter out the values ending in 7, upper-case the rest: the
- * benchmark's). It prints {@code STATE <new state>} on every state change and runs until its
+ * benchmark's) or {@code windowed} (the word count over one-minute windows). It prints {@code STATE <new state>} on every state change and runs until its
  * stdin says {@code close} or ends; then it closes, leaving the group, and prints {@code CLOSED}.
  */
 public final class StreamsApp {
@@ -43,6 +45,23 @@ public final class StreamsApp {
             .groupBy((key, word) -> word)
             .count(Materialized.as("counts-store"))
             .toStream()
+            .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
+    }
+
+    /**
+     * The word count over one-minute windows (no grace), the counts under their words: for its
+     * windowed changelog ({@code compact,delete} with a retention) and repartition topic.
+     */
+    static Topology windowed(final String input, final String output) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .flatMapValues(line -> Arrays.stream(line.split("\\s+")).filter(w -> !w.isEmpty()).toList())
+            .groupBy((key, word) -> word)
+            .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofMinutes(1)))
+            .count(Materialized.as("windowed-counts"))
+            .toStream()
+            .map((window, count) -> KeyValue.pair(window.key(), count))
             .to(output, Produced.with(Serdes.String(), Serdes.Long()));
         return builder.build();
     }
@@ -66,6 +85,7 @@ public final class StreamsApp {
         final Topology topology = switch (args[3]) {
             case "wordcount" -> wordCount(args[4], args[5]);
             case "stateless" -> stateless(args[4], args[5]);
+            case "windowed" -> windowed(args[4], args[5]);
             default -> throw new IllegalArgumentException("unknown topology " + args[3]);
         };
         final Properties props = new Properties();
