@@ -5,19 +5,24 @@
 //! ```text
 //! realbench produce BOOTSTRAP INPUT RECORDS PARTITIONS
 //! realbench run BOOTSTRAP ours|java TOPOLOGY GUARANTEE INPUT RECORDS PARTITIONS COMMIT_MS [CLASSPATH]
+//! realbench app BOOTSTRAP APPLICATION_ID TOPOLOGY INPUT OUTPUT GUARANTEE COMMIT_MS
 //! ```
 //!
 //! `produce` creates INPUT and writes RECORDS records (key `i`, value three
 //! words `w<n>` of a thousand, from a fixed generator). `run` creates a
-//! fresh output topic, starts the application (ours in this process, or
-//! Kafka Streams' `compat.app.StreamsApp` in a JVM of its own) under a
-//! fresh application id, and reads the output until it is complete: for
+//! fresh output topic, starts the application in a process of its own
+//! (ours: `realbench app`, running until its stdin says `close`; Kafka
+//! Streams: `compat.app.StreamsApp` in a JVM) under a fresh application
+//! id, and reads the output until it is complete: for
 //! `stateless` (filter out the values ending in 7, upper-case the rest)
 //! every record that passes the filter, for `wordcount` the latest count of
 //! every word summing to the input's words (each word at its final count).
 //! It prints one line, `RESULT <impl> <topology> <guarantee> <seconds>
-//! <records/s> <seconds to the first output record>`, the time from just
-//! before the start (JVM start-up included) to the last output record.
+//! <records/s> <seconds to the first output record> <application CPU
+//! seconds> <broker CPU seconds>`, the time from just before the start
+//! (process start-up included) to the last output record, and the CPU time
+//! (user + system, `/proc/PID/stat`) that the application's process and,
+//! when `BROKER_PID` names it, the broker spent meanwhile.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -118,38 +123,79 @@ fn expected(topology: &str, records: u64) -> Result<Expected, Error> {
     }
 }
 
-/// The application under test, until dropped.
-enum App {
-    Ours(Box<ThreadedKafkaStreams>),
-    Java(std::process::Child),
+/// CPU seconds (user + system) that process `pid` has spent so far.
+fn cpu_seconds(pid: u32) -> Result<f64, Error> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The fields after the command (in parentheses, maybe with spaces).
+    let rest = stat.rsplit_once(')').ok_or("no ) in /proc/PID/stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime: fields 14 and 15 of the whole line, 12 and 13 here.
+    let ticks: f64 = fields.get(11).ok_or("short stat")?.parse::<f64>()?
+        + fields.get(12).ok_or("short stat")?.parse::<f64>()?;
+    let per_second = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .unwrap_or(100.0);
+    Ok(ticks / per_second)
 }
 
-impl App {
-    fn check(&mut self) -> Result<(), Error> {
-        match self {
-            App::Ours(app) if app.state() == State::Error => {
-                Err(format!("ours failed: {:?}", app.error()).into())
+/// Clients of `bootstrap` with the librdkafka settings of
+/// `REALBENCH_RDKAFKA` (`name=value,...`), for experiments.
+fn clients_with_env(bootstrap: &str) -> KafkaClients {
+    let mut clients = KafkaClients::new(bootstrap);
+    if let Ok(settings) = std::env::var("REALBENCH_RDKAFKA") {
+        for setting in settings.split(',').filter(|s| !s.is_empty()) {
+            if let Some((name, value)) = setting.split_once('=') {
+                clients = clients.with(name, value);
             }
-            App::Java(child) => match child.try_wait()? {
-                Some(status) => Err(format!("Kafka Streams exited: {status}").into()),
-                None => Ok(()),
-            },
-            App::Ours(_) => Ok(()),
         }
     }
+    clients
+}
 
-    fn close(self) -> Result<(), Error> {
-        match self {
-            App::Ours(app) => Ok(app.close()?),
-            App::Java(mut child) => {
-                if let Some(stdin) = child.stdin.as_mut() {
-                    writeln!(stdin, "close")?;
-                }
-                child.wait()?;
-                Ok(())
+/// Ours as Kafka Streams' `StreamsApp` runs: until stdin says `close`.
+fn app(
+    bootstrap: &str,
+    app_id: &str,
+    topology: &str,
+    input: &str,
+    output: &str,
+    guarantee: &str,
+    commit_ms: &str,
+) -> Result<(), Error> {
+    let (input, output, topology) = (input.to_owned(), output.to_owned(), topology.to_owned());
+    let config = StreamsConfig::new(app_id)
+        .with_property("client.id", "ours")
+        .with_property("processing.guarantee", guarantee)
+        .with_property("commit.interval.ms", commit_ms);
+    let app = ThreadedKafkaStreams::new(
+        move || match topology.as_str() {
+            "stateless" => stateless(&input, &output),
+            _ => word_count(&input, &output),
+        },
+        config,
+        Arc::new(clients_with_env(bootstrap)),
+    )?;
+    app.start()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            if line.map_or(true, |l| l.trim() == "close") {
+                break;
             }
         }
+        let _ = tx.send(());
+    });
+    while rx.try_recv().is_err() {
+        if app.wait_for(Duration::from_millis(200), |s| s == State::Error) == State::Error {
+            return Err(format!("ours failed: {:?}", app.error()).into());
+        }
     }
+    app.close()?;
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -192,44 +238,39 @@ fn run(
         .collect();
     reader.assign(&tps)?;
 
+    let broker = std::env::var("BROKER_PID")
+        .ok()
+        .and_then(|p| p.parse::<u32>().ok());
+    let broker_before = broker.map(cpu_seconds).transpose()?;
     let started = Instant::now();
-    let mut app = match which {
+    let mut command = match which {
         "ours" => {
-            let (input, output) = (input.to_owned(), output.clone());
-            let topology = topology.to_owned();
-            let config = StreamsConfig::new(&app_id)
-                .with_property("client.id", "ours")
-                .with_property("processing.guarantee", guarantee)
-                .with_property("commit.interval.ms", commit_ms);
-            let app = ThreadedKafkaStreams::new(
-                move || match topology.as_str() {
-                    "stateless" => stateless(&input, &output),
-                    _ => word_count(&input, &output),
-                },
-                config,
-                clients.clone(),
-            )?;
-            app.start()?;
-            App::Ours(Box::new(app))
+            let mut command = Command::new(std::env::current_exe()?);
+            command.args([
+                "app", bootstrap, &app_id, topology, input, &output, guarantee, commit_ms,
+            ]);
+            command
         }
         "java" => {
             let classpath = classpath.ok_or("java needs the classpath")?;
             let state_dir = std::env::temp_dir().join(&app_id);
-            let child = Command::new("java")
+            let mut command = Command::new("java");
+            command
                 .args(["-Xms512m", "-Xmx1g", "-cp", classpath])
                 .arg("compat.app.StreamsApp")
                 .args([
                     bootstrap, &app_id, "java", topology, input, &output, guarantee, commit_ms, "1",
                 ])
-                .arg(&state_dir)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()?;
-            App::Java(child)
+                .arg(&state_dir);
+            command
         }
         other => return Err(format!("unknown implementation {other}").into()),
     };
-
+    let mut app = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    let pid = app.id();
     let mut first = None;
     let mut seen = 0u64;
     let mut counts: HashMap<Vec<u8>, i64> = HashMap::new();
@@ -246,7 +287,9 @@ fn run(
         if Instant::now() > deadline {
             return Err(format!("{tag}: incomplete after 600 s ({seen} records)").into());
         }
-        app.check()?;
+        if let Some(status) = app.try_wait()? {
+            return Err(format!("{which} exited: {status}").into());
+        }
         let polled = reader.poll()?;
         if !polled.records.is_empty() && first.is_none() {
             first = Some(started.elapsed());
@@ -268,10 +311,18 @@ fn run(
         }
     }
     let took = started.elapsed();
-    app.close()?;
+    let cpu = cpu_seconds(pid)?;
+    let broker_cpu = match (broker, broker_before) {
+        (Some(pid), Some(before)) => cpu_seconds(pid)? - before,
+        _ => f64::NAN,
+    };
+    if let Some(stdin) = app.stdin.as_mut() {
+        writeln!(stdin, "close")?;
+    }
+    app.wait()?;
     let rate = records as f64 / took.as_secs_f64();
     println!(
-        "RESULT {which} {topology} {guarantee} {:.2} {rate:.0} {:.2}",
+        "RESULT {which} {topology} {guarantee} {:.2} {rate:.0} {:.2} {cpu:.2} {broker_cpu:.2}",
         took.as_secs_f64(),
         first.unwrap_or_default().as_secs_f64()
     );
@@ -284,6 +335,9 @@ fn main() -> Result<(), Error> {
     match a.as_slice() {
         ["produce", bootstrap, input, records, partitions] => {
             produce(bootstrap, input, records.parse()?, partitions.parse()?)
+        }
+        ["app", bootstrap, app_id, topology, input, output, guarantee, commit_ms] => {
+            app(bootstrap, app_id, topology, input, output, guarantee, commit_ms)
         }
         [
             "run",
@@ -307,6 +361,6 @@ fn main() -> Result<(), Error> {
             commit_ms,
             rest.first().copied(),
         ),
-        _ => Err("usage: realbench produce BOOTSTRAP INPUT RECORDS PARTITIONS | realbench run BOOTSTRAP ours|java TOPOLOGY GUARANTEE INPUT RECORDS PARTITIONS COMMIT_MS [CLASSPATH]".into()),
+        _ => Err("usage: realbench produce BOOTSTRAP INPUT RECORDS PARTITIONS | realbench app BOOTSTRAP APPLICATION_ID TOPOLOGY INPUT OUTPUT GUARANTEE COMMIT_MS | realbench run BOOTSTRAP ours|java TOPOLOGY GUARANTEE INPUT RECORDS PARTITIONS COMMIT_MS [CLASSPATH]".into()),
     }
 }
