@@ -166,6 +166,9 @@ fn app(
     guarantee: &str,
     commit_ms: &str,
 ) -> Result<(), Error> {
+    if topology != "stateless" && topology != "wordcount" {
+        return Err(format!("unknown topology {topology}").into());
+    }
     let (input, output, topology) = (input.to_owned(), output.to_owned(), topology.to_owned());
     let config = StreamsConfig::new(app_id)
         .with_property("client.id", "ours")
