@@ -292,8 +292,9 @@ impl Producer for KafkaProducer {
     }
 
     /// Sends what librdkafka holds back for `linger.ms` at once and waits
-    /// for the delivery report of every send since the last flush; see
-    /// [`KafkaProducer::take_reports`].
+    /// for the delivery report of every send since the last flush, up to
+    /// `default.api.timeout.ms`; it returns as the last report comes in
+    /// (rdkafka's own flush waits in 100 ms slices).
     fn flush(&mut self) -> Result<Vec<RecordMetadata>> {
         let (from, to) = (self.unflushed, self.next);
         let mut reports = self.take_reports()?;
