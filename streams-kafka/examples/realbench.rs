@@ -278,7 +278,7 @@ fn run(
     let mut seen = 0u64;
     let mut counts: HashMap<Vec<u8>, i64> = HashMap::new();
     let mut sum = 0i64;
-    let deadline = started + Duration::from_secs(600);
+    let deadline = started + Duration::from_secs(180);
     loop {
         let done = match expected {
             Expected::Records(n) => seen >= n,
@@ -288,7 +288,7 @@ fn run(
             break;
         }
         if Instant::now() > deadline {
-            return Err(format!("{tag}: incomplete after 600 s ({seen} records)").into());
+            return Err(format!("{tag}: incomplete after 180 s ({seen} records)").into());
         }
         if let Some(status) = app.try_wait()? {
             return Err(format!("{which} exited: {status}").into());

@@ -482,9 +482,19 @@ pub(crate) fn word_count_two_threads(env: &Env) -> Result<(), Failed> {
     }
     let took = started.elapsed();
     // Both threads joined the group before the first rebalance settled,
-    // or the second one's join moved tasks to it: wait for the split.
-    let state = app.wait_for(Duration::from_secs(30), |s| s == State::Running);
-    let threads = app.threads();
+    // or the second one's join moved tasks to it: wait for the split (the
+    // counts can be complete while the second thread still takes up its
+    // half of the assignment).
+    let split = Instant::now() + Duration::from_secs(30);
+    let (state, threads) = loop {
+        let state = app.wait_for(Duration::from_secs(1), |s| s == State::Running);
+        let threads = app.threads();
+        let each = threads.len() == 2 && threads.iter().all(|t| !t.active_tasks.is_empty());
+        if (state == State::Running && each) || Instant::now() > split {
+            break (state, threads);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(state, State::Running, "{threads:?}");
     assert!(
         threads.len() == 2 && threads.iter().all(|t| !t.active_tasks.is_empty()),
