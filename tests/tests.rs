@@ -29,6 +29,7 @@ mod runtime_global;
 mod runtime_optimization;
 mod runtime_partitioner;
 mod runtime_tasks;
+mod runtime_threads;
 mod runtime_versioned;
 mod stream_joins;
 mod support;

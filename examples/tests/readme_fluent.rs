@@ -47,7 +47,8 @@ fn counts_words_fluent() -> streams_core::Result<()> {
 #[test]
 fn readme_rust_blocks_are_tested() {
     // Every ```rust block of the README is the body of one of these files,
-    // each compiled and run as a test, in this order.
+    // each compiled and run as a test (the last one compiled as an example
+    // of streams-kafka: it needs a real cluster), in this order.
     let tested = [
         (
             "tests/readme_example.rs",
@@ -64,6 +65,10 @@ fn readme_rust_blocks_are_tested() {
         (
             "tests/readme_runtime.rs",
             include_str!("../../tests/readme_runtime.rs"),
+        ),
+        (
+            "streams-kafka/examples/word_count.rs",
+            include_str!("../../streams-kafka/examples/word_count.rs"),
         ),
     ];
     let readme = include_str!("../../README.md");

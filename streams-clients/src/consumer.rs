@@ -175,6 +175,31 @@ pub trait Consumer: Send + std::fmt::Debug {
     /// A partition that does not exist.
     fn end_offsets(&self, partitions: &[TopicPartition]) -> Result<BTreeMap<TopicPartition, i64>>;
 
+    /// How many records of each of `partitions` are on the cluster past
+    /// this consumer's position (Kafka's `currentLag`, KIP-695, which a
+    /// Streams task asks each round to decide whether to wait for an empty
+    /// partition). A partition whose lag is not known is left out.
+    ///
+    /// The default asks [`end_offsets`](Self::end_offsets) and
+    /// [`position`](Self::position); a client that knows the lag from its
+    /// last fetch, as Kafka's does, answers without asking the cluster.
+    ///
+    /// # Errors
+    /// As [`end_offsets`](Self::end_offsets).
+    fn current_lags(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
+        let ends = self.end_offsets(partitions)?;
+        Ok(ends
+            .iter()
+            .filter_map(|(tp, end)| {
+                let position = self.position(tp).ok()?;
+                Some((tp.clone(), (end - position).max(0)))
+            })
+            .collect())
+    }
+
     /// The member's group identity, once it has joined.
     fn group_metadata(&self) -> Option<GroupMetadata>;
 

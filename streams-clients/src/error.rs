@@ -106,6 +106,34 @@ pub enum ClientError {
         /// The time it had.
         timeout_ms: i64,
     },
+    /// No broker of the cluster (or not the one the operation needs, such
+    /// as the group or transaction coordinator) could be reached: a wrong
+    /// `bootstrap.servers`, brokers down, a network in between. Retriable:
+    /// the same call may work once the cluster is back.
+    #[error(
+        "{client}: {operation}: the cluster cannot be reached ({detail}); check bootstrap.servers and that the brokers are up"
+    )]
+    Unreachable {
+        /// The client, as its `client.id` or kind.
+        client: String,
+        /// The operation.
+        operation: String,
+        /// What the client saw.
+        detail: String,
+    },
+    /// The cluster refused the client's credentials (SASL authentication
+    /// failed, or the mechanism is not enabled on the listener). Not
+    /// retriable: fix `sasl.username`, `sasl.password`, `sasl.mechanism`
+    /// or `security.protocol`. Never carries the secret.
+    #[error(
+        "{client}: authentication failed: {detail}; check security.protocol, sasl.mechanism, sasl.username and sasl.password"
+    )]
+    Authentication {
+        /// The client, as its `client.id` or kind.
+        client: String,
+        /// What the cluster or the client said (without secrets).
+        detail: String,
+    },
     /// An error of the implementation (the simulated broker's, rdkafka's).
     #[error("{client}: {source}")]
     Implementation {
@@ -129,8 +157,9 @@ impl ClientError {
 }
 
 impl ClientError {
-    /// Whether asking again later may succeed: a timeout, or a committed
-    /// offset pending in an open transaction.
+    /// Whether asking again later may succeed: a timeout, a cluster that
+    /// cannot be reached, or a committed offset pending in an open
+    /// transaction.
     ///
     /// ```
     /// use streams_clients::ClientError;
@@ -146,7 +175,9 @@ impl ClientError {
     pub fn is_retriable(&self) -> bool {
         matches!(
             self,
-            ClientError::Timeout { .. } | ClientError::UnstableOffsetCommit { .. }
+            ClientError::Timeout { .. }
+                | ClientError::Unreachable { .. }
+                | ClientError::UnstableOffsetCommit { .. }
         )
     }
 }

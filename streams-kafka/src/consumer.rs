@@ -35,11 +35,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rdkafka::client::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{
     BaseConsumer, CommitMode, Consumer as _, ConsumerContext, ConsumerGroupMetadata,
 };
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, Headers as _};
+use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{Message, Offset, Timestamp, TopicPartitionList};
 use streams_clients::{
@@ -47,7 +49,8 @@ use streams_clients::{
     Rebalance, Result, TimestampType, TopicPartition,
 };
 
-use crate::error::{client_error, code_of, is_stale_member};
+use crate::error::{client_error, code_of, is_authentication, is_stale_member};
+use crate::health::{Health, LogContext};
 
 /// What the rebalance callback saw.
 #[derive(Debug)]
@@ -57,12 +60,22 @@ enum Event {
     Lost(Vec<TopicPartition>),
 }
 
-/// The consumer's context: records rebalances for `poll`.
+/// The consumer's context: records rebalances for `poll`, and the end
+/// offsets its fetches learned (from librdkafka's statistics) for
+/// [`current_lags`](Consumer::current_lags).
 #[derive(Debug, Default)]
 pub(crate) struct RebalanceContext {
     events: Mutex<VecDeque<Event>>,
     /// Set while closing: revocations are acted on at once.
     closing: AtomicBool,
+    /// Whether the end offset is the last stable one (read_committed).
+    read_committed: bool,
+    /// Each fetched partition's end offset, as of the last statistics.
+    ends: Mutex<HashMap<TopicPartition, i64>>,
+    /// The consumer's name, for its log lines.
+    client: String,
+    /// Where its log lines and errors go.
+    health: Arc<Health>,
 }
 
 fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
@@ -75,7 +88,37 @@ fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
     v
 }
 
-impl ClientContext for RebalanceContext {}
+impl ClientContext for RebalanceContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.health.on_log(&self.client, level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.health.on_error(&self.client, &error, reason);
+    }
+
+    /// librdkafka's statistics (every `statistics.interval.ms`): keeps
+    /// each partition's end offset from the fetch responses, the high
+    /// watermark or (read_committed) the last stable offset, as Kafka's
+    /// consumer keeps them for `currentLag`.
+    fn stats(&self, statistics: Statistics) {
+        let Ok(mut ends) = self.ends.lock() else {
+            return;
+        };
+        for (name, topic) in &statistics.topics {
+            for (&partition, p) in &topic.partitions {
+                let end = if self.read_committed {
+                    p.ls_offset
+                } else {
+                    p.hi_offset
+                };
+                if partition >= 0 && end >= 0 {
+                    ends.insert(TopicPartition::new(name, partition), end);
+                }
+            }
+        }
+    }
+}
 
 impl ConsumerContext for RebalanceContext {
     fn rebalance(
@@ -190,10 +233,11 @@ pub struct KafkaConsumer {
     /// Asks for watermarks on connections of its own: the broker answers
     /// one request per connection at a time, so a ListOffsets behind the
     /// consumer's long-polling fetch would wait `fetch.wait.max.ms`.
-    offsets: OnceLock<Result<BaseConsumer, String>>,
+    offsets: OnceLock<Result<BaseConsumer<LogContext>, String>>,
     offsets_config: rdkafka::ClientConfig,
     settings: Settings,
     registry: Arc<Registry>,
+    health: Arc<Health>,
     subscribed: bool,
     manual: bool,
     generation: i32,
@@ -226,24 +270,40 @@ impl KafkaConsumer {
         config: &rdkafka::ClientConfig,
         settings: Settings,
         registry: Arc<Registry>,
+        health: Arc<Health>,
     ) -> Result<Self> {
-        let inner: Native = config
-            .create_with_context(RebalanceContext::default())
-            .map_err(|e| {
-                client_error(
-                    &settings.client,
-                    settings.api_timeout,
-                    "creating the consumer",
-                    None,
-                    e,
-                )
-            })?;
+        let mut config = config.clone();
+        if settings.group_id.is_some() && config.get("statistics.interval.ms").is_none() {
+            // The end offsets for current_lags, ten times a second.
+            config.set("statistics.interval.ms", "100");
+        }
+        let context = RebalanceContext {
+            read_committed: config.get("isolation.level") == Some("read_committed"),
+            client: settings.client.clone(),
+            health: health.clone(),
+            ..RebalanceContext::default()
+        };
+        let inner: Native = config.create_with_context(context).map_err(|e| {
+            client_error(
+                &settings.client,
+                settings.api_timeout,
+                "creating the consumer",
+                None,
+                e,
+            )
+        })?;
         let inner = Arc::new(inner);
         registry.insert(&settings.member_id, &inner);
         let mut offsets_config = config.clone();
+        // A group id of its own (never joined, nothing committed), so
+        // that librdkafka hands the side client's errors to its poll.
         offsets_config
-            .remove("group.id")
             .remove("group.instance.id")
+            .remove("statistics.interval.ms")
+            .set(
+                "group.id",
+                format!("streams-kafka-end-offsets-{}", settings.member_id),
+            )
             .set("enable.auto.commit", "false");
         Ok(KafkaConsumer {
             inner: Some(inner),
@@ -251,6 +311,7 @@ impl KafkaConsumer {
             offsets_config,
             settings,
             registry,
+            health,
             subscribed: false,
             manual: false,
             generation: 0,
@@ -275,13 +336,18 @@ impl KafkaConsumer {
             })
     }
 
+    /// `err` of `operation` as the client API's error (an authentication
+    /// the cluster refused, when the call failed for want of a broker).
     fn error(&self, operation: &str, tp: Option<&TopicPartition>, err: KafkaError) -> ClientError {
-        client_error(
+        self.health.refine(
             &self.settings.client,
-            self.settings.api_timeout,
-            operation,
-            tp.map(|tp| (tp.topic.as_str(), Some(tp.partition))),
-            err,
+            client_error(
+                &self.settings.client,
+                self.settings.api_timeout,
+                operation,
+                tp.map(|tp| (tp.topic.as_str(), Some(tp.partition))),
+                err,
+            ),
         )
     }
 
@@ -289,21 +355,45 @@ impl KafkaConsumer {
     /// stable offset under read_committed), asked on the side client.
     fn watermarks(&self, tp: &TopicPartition) -> Result<(i64, i64)> {
         self.native("end_offsets")?;
-        let side = self
-            .offsets
-            .get_or_init(|| self.offsets_config.create().map_err(|e| e.to_string()));
+        let side = self.offsets.get_or_init(|| {
+            let context = LogContext {
+                client: format!("{}-end-offsets", self.settings.client),
+                health: self.health.clone(),
+            };
+            self.offsets_config
+                .create_with_context(context)
+                .map_err(|e| e.to_string())
+        });
         let side = side.as_ref().map_err(|e| ClientError::Implementation {
             client: self.settings.client.clone(),
             source: format!("creating the client that reads end offsets: {e}").into(),
         })?;
-        side.fetch_watermarks(&tp.topic, tp.partition, self.settings.api_timeout)
-            .map_err(|e| match code_of(&e) {
-                Some(RDKafkaErrorCode::OperationTimedOut) => ClientError::Timeout {
-                    operation: format!("{}: end offset of {tp}", self.settings.client),
-                    timeout_ms: self.timeout_ms(),
-                },
-                _ => self.error("end_offsets", Some(tp), e),
-            })
+        // A leader moving or a broker restarting answers for a while with
+        // errors that pass: ask again until default.api.timeout.ms, as
+        // Kafka's consumer does.
+        let deadline = Instant::now() + self.settings.api_timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let slice = left.min(Duration::from_millis(500));
+            let err = match side.fetch_watermarks(&tp.topic, tp.partition, slice) {
+                Ok(marks) => return Ok(marks),
+                Err(e) => e,
+            };
+            self.health.drain(side);
+            self.health.check(&self.settings.client)?;
+            match code_of(&err) {
+                Some(code) if transient(code) && left > slice => {
+                    std::thread::sleep(Duration::from_millis(100).min(left));
+                }
+                Some(code) if transient(code) => {
+                    return Err(ClientError::Timeout {
+                        operation: format!("{}: end offset of {tp} ({err})", self.settings.client),
+                        timeout_ms: self.timeout_ms(),
+                    });
+                }
+                _ => return Err(self.error("end_offsets", Some(tp), err)),
+            }
+        }
     }
 
     fn timeout_ms(&self) -> i64 {
@@ -492,6 +582,9 @@ impl Consumer for KafkaConsumer {
                 Some(Err(e)) => {
                     // An offset out of range with no reset, a refused
                     // authorization, a fatal error: the poll fails.
+                    if code_of(&e).is_some_and(is_authentication) {
+                        self.health.refused(&e.to_string());
+                    }
                     return Err(self.error("poll", None, e));
                 }
                 None => {}
@@ -723,6 +816,47 @@ impl Consumer for KafkaConsumer {
             .iter()
             .map(|tp| Ok((tp.clone(), self.watermarks(tp)?.1)))
             .collect()
+    }
+
+    /// From the end offsets of the last fetch responses (librdkafka's
+    /// statistics, every 100 ms) and the consumer's position: no request
+    /// to the cluster, so a round of the runtime does not wait on it, nor
+    /// fail while a broker is away. A partition not fetched yet is left
+    /// out (its lag is not known).
+    fn current_lags(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<BTreeMap<TopicPartition, i64>> {
+        let Some(inner) = &self.inner else {
+            return Ok(BTreeMap::new());
+        };
+        let ends = inner
+            .context()
+            .ends
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default();
+        let positions = self.native_positions();
+        let mut lags = BTreeMap::new();
+        for tp in partitions {
+            let Some(&end) = ends.get(tp) else {
+                continue;
+            };
+            let native = positions.get(tp).copied();
+            let position = match (self.sought.get(tp), native) {
+                (Some(&(offset, at_seek)), n) => match n {
+                    Some(n) if Some(n) != at_seek => n,
+                    _ => offset,
+                },
+                (None, Some(n)) => n,
+                (None, None) => match self.starts.get(tp) {
+                    Some(&start) => start,
+                    None => continue,
+                },
+            };
+            lags.insert(tp.clone(), (end - position).max(0));
+        }
+        Ok(lags)
     }
 
     fn group_metadata(&self) -> Option<GroupMetadata> {

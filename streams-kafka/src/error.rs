@@ -1,7 +1,9 @@
 //! rdkafka's errors as the client API's, by librdkafka's error code: a
 //! fenced producer ([`ClientError::ProducerFenced`]), a commit from a
 //! member of an old generation ([`ClientError::CommitFailed`]), an unknown
-//! topic or partition, a topic that exists, a timeout; anything else
+//! topic or partition, a topic that exists, a timeout, a cluster that
+//! cannot be reached ([`ClientError::Unreachable`]), refused credentials
+//! ([`ClientError::Authentication`]); anything else
 //! travels as the `source` of [`ClientError::Implementation`], with the
 //! client named.
 
@@ -37,6 +39,29 @@ pub(crate) fn is_stale_member(code: RDKafkaErrorCode) -> bool {
             | RDKafkaErrorCode::UnknownMemberId
             | RDKafkaErrorCode::RebalanceInProgress
             | RDKafkaErrorCode::FencedInstanceId
+    )
+}
+
+/// Whether `code` means no broker (or not the coordinator the call
+/// needs) could be reached.
+pub(crate) fn is_unreachable(code: RDKafkaErrorCode) -> bool {
+    matches!(
+        code,
+        RDKafkaErrorCode::BrokerTransportFailure
+            | RDKafkaErrorCode::AllBrokersDown
+            | RDKafkaErrorCode::WaitingForCoordinator
+            | RDKafkaErrorCode::CoordinatorNotAvailable
+    )
+}
+
+/// Whether `code` means the cluster refused the client's credentials.
+pub(crate) fn is_authentication(code: RDKafkaErrorCode) -> bool {
+    matches!(
+        code,
+        RDKafkaErrorCode::Authentication
+            | RDKafkaErrorCode::SaslAuthenticationFailed
+            | RDKafkaErrorCode::UnsupportedSASLMechanism
+            | RDKafkaErrorCode::IllegalSASLState
     )
 }
 
@@ -86,15 +111,15 @@ pub(crate) fn client_error(
             operation: format!("{client}: {operation} ({err})"),
             timeout_ms: i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX),
         },
-        Some(RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown) => {
-            ClientError::Implementation {
-                client: client.to_owned(),
-                source: format!(
-                    "{operation}: {err}: the cluster cannot be reached; check bootstrap.servers and that the brokers are up"
-                )
-                .into(),
-            }
-        }
+        Some(code) if is_unreachable(code) => ClientError::Unreachable {
+            client: client.to_owned(),
+            operation: operation.to_owned(),
+            detail: err.to_string(),
+        },
+        Some(code) if is_authentication(code) => ClientError::Authentication {
+            client: client.to_owned(),
+            detail: err.to_string(),
+        },
         _ => ClientError::Implementation {
             client: client.to_owned(),
             source: format!("{operation}: {err}").into(),

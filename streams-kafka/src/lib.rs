@@ -37,17 +37,48 @@
 //!   producer's acknowledgements.
 //! - librdkafka leaves the group on close (there is no close without
 //!   leave-group short of `group.instance.id`).
-//! - `num.stream.threads` above one makes that many group members, stepped
-//!   in turn on the caller's thread as on the simulated cluster: a
-//!   `Topology` holds `Rc`s, so there are no OS threads per stream thread
-//!   yet.
+//! - `num.stream.threads` above one means real threads with
+//!   `streams_core::runtime::ThreadedKafkaStreams`: one OS thread per
+//!   stream thread, each a member of the group with its own topology from
+//!   a topology supplier (a `Topology` holds `Rc`s and stays on its
+//!   thread), and a `close` that joins them. The stepped `KafkaStreams`
+//!   runs its stream threads in turn on the caller's thread.
 //! - Kafka's client configuration names reach librdkafka unchanged,
 //!   renamed where librdkafka spells them differently, or dropped where
 //!   they are Java-only ([`config`]); `security.protocol`, `sasl.*` and
-//!   `ssl.*` pass through.
+//!   `ssl.*` pass through (Java's `sasl.jaas.config` is refused with a
+//!   message saying what librdkafka takes instead).
 //!
-//! Real time: the clients' [`Clock`] is the system clock, and
-//! `KafkaStreams::step` is called in a loop; each poll waits up to
+//! Security: give the settings to every client with [`KafkaClients::with`]
+//! (`security.protocol=SASL_PLAINTEXT` or `SASL_SSL`, `sasl.mechanism`,
+//! `sasl.username`, `sasl.password`, `ssl.*`). A refused authentication
+//! is [`ClientError::Authentication`] as soon as librdkafka hears of it
+//! (librdkafka itself would only time out), so an application with wrong
+//! credentials fails to start within about a second, in state ERROR.
+//! Secret values (`sasl.password`, `ssl.key.password`, a JAAS config, any
+//! setting [`config::is_secret`] names) never appear in a `Debug` output,
+//! an error, or a log line: librdkafka's log lines and error callbacks go
+//! to the `log` crate (target `librdkafka`) with them replaced by
+//! `[redacted]`.
+//!
+//! When the cluster goes away: every blocking call of these clients is
+//! bounded by `default.api.timeout.ms` (Kafka's 30 s; settable for all
+//! clients with [`KafkaClients::with`]) and fails with a typed error
+//! ([`ClientError::Unreachable`] when no broker or coordinator answers,
+//! [`ClientError::Timeout`]); a poll only waits. A running application
+//! rides out a broker that restarts: its consumers lose their group
+//! session after `session.timeout.ms` (the instance goes REBALANCING,
+//! tasks closed without committing), rejoin when the broker is back, and
+//! the tasks start again from the committed offsets, restoring their
+//! stores. A commit that cannot reach the cluster in time fails the
+//! instance (ERROR, the typed error in `error()`), as does a start that
+//! cannot. The end offsets a task looks at each round
+//! ([`Consumer::current_lags`]) come from the last fetch responses
+//! (librdkafka's statistics, every 100 ms), not from a request.
+//!
+//! Real time: the clients' [`Clock`] is the system clock; each stream
+//! thread of a `ThreadedKafkaStreams` steps itself in a loop (a stepped
+//! `KafkaStreams` is stepped by its caller), and each poll waits up to
 //! [`KafkaClients::poll_timeout`] for records. End offsets are asked on a
 //! side client of each consumer, because a broker answers one request per
 //! connection at a time and a ListOffsets queued behind a long-polling
@@ -57,24 +88,47 @@
 //! which starts one with `scripts/kafka-up` when Java and Maven are there):
 //! the client traits, and a word count over 3 partitions whose output
 //! equals the `TopologyTestDriver`'s, with one instance, under
-//! `exactly_once_v2`, with two instances sharing the tasks, and with an
+//! `exactly_once_v2`, with two instances sharing the tasks, with an
 //! instance that joins a running one, takes over tasks and restores their
-//! counts from the changelog.
+//! counts from the changelog, and with two OS stream threads over 4
+//! partitions; and an instance killed (`SIGKILL`, a child process) with
+//! uncommitted work, whose tasks another instance takes over: under
+//! `exactly_once_v2` the `read_committed` output is the driver's, one
+//! record per counted word, the dead instance's in an aborted
+//! transaction; under `at_least_once` nothing is lost and only the words
+//! counted after the last commit are counted again. And a broker stopped
+//! and started again (`scripts/kafka-down --keep`, `scripts/kafka-up
+//! --dir`): an idle `exactly_once_v2` application goes REBALANCING and
+//! back to RUNNING with the driver's counts, an application started
+//! meanwhile fails in bounded time with [`ClientError::Unreachable`] and
+//! goes to ERROR, and one closed meanwhile with uncommitted work fails its
+//! commit in bounded time, typed, its successor losing nothing. And
+//! SASL/PLAIN on a `SASL_PLAINTEXT` listener (`scripts/kafka-up --sasl`):
+//! the driver's counts with the right password; with a wrong one the
+//! application, a consumer's poll and `init_transactions` fail with
+//! [`ClientError::Authentication`] in about a second, and neither password
+//! is in any `Debug`, error or log line (librdkafka's debug logs on).
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use streams_core::runtime::KafkaStreams;
+//! use std::time::Duration;
+//! use streams_core::runtime::{State, ThreadedKafkaStreams};
 //! use streams_core::{StreamsBuilder, StreamsConfig};
 //! use streams_kafka::KafkaClients;
 //!
-//! let builder = StreamsBuilder::new();
-//! builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count().to_stream().to("counts");
+//! // Called once per stream thread: each builds its own topology.
+//! let topology = || {
+//!     let builder = StreamsBuilder::new();
+//!     builder.stream::<String, String>("words").group_by(|_, w| w.clone()).count().to_stream().to("counts");
+//!     builder.build()
+//! };
+//! let config = StreamsConfig::new("word-count").with_property("num.stream.threads", "2");
 //! let clients = Arc::new(KafkaClients::new("127.0.0.1:9092"));
-//! let mut app = KafkaStreams::new(&builder.build()?, StreamsConfig::new("word-count"), clients)?;
+//! let app = ThreadedKafkaStreams::new(topology, config, clients)?;
 //! app.start()?;
-//! loop {
-//!     app.step()?;
-//! }
+//! app.wait_for(Duration::from_secs(60), |s| s == State::Running);
+//! // ... until the process is told to stop:
+//! app.close()?; // commits, and joins the threads
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
@@ -97,6 +151,29 @@ mod tests {
         );
     }
 
+    /// `sasl.password`, `ssl.key.password` and a JAAS config never show:
+    /// not in `Debug`, not in the error of a client that refuses them
+    /// (librdkafka knows no `sasl.jaas.config`, a Java-only setting).
+    #[test]
+    fn secrets_stay_out_of_debug_and_errors() {
+        let clients = KafkaClients::new("127.0.0.1:1")
+            .with("sasl.password", "hunter2")
+            .with("ssl.key.password", "keypass7")
+            .with(
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"jaaspass9\";",
+            );
+        let err = clients.producer(&ClientConfig::new()).unwrap_err();
+        assert!(
+            matches!(&err, ClientError::InvalidConfig { name, value, .. } if name == "sasl.jaas.config" && value == "[redacted]"),
+            "{err}"
+        );
+        let shown = format!("{clients:?} {err} {err:?}");
+        for secret in ["hunter2", "keypass7", "jaaspass9"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
+
     /// An unreachable cluster is an error that says so within
     /// `default.api.timeout.ms`, not a hang.
     #[test]
@@ -109,12 +186,46 @@ mod tests {
         let err = admin.partition_count("words").unwrap_err();
         let text = err.to_string();
         assert!(
-            matches!(err, ClientError::Timeout { .. })
-                || text.contains("the cluster cannot be reached; check bootstrap.servers"),
+            matches!(
+                err,
+                ClientError::Timeout { .. } | ClientError::Unreachable { .. }
+            ) && err.is_retriable(),
             "{text}"
         );
         assert!(text.starts_with("rdkafka-admin: "), "{text}");
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    /// An application whose bootstrap server cannot be reached fails to
+    /// start with a typed, retriable client error within
+    /// `default.api.timeout.ms`, and is in state ERROR.
+    #[test]
+    fn unreachable_bootstrap_puts_the_application_in_error() {
+        use streams_core::runtime::{RuntimeError, State, ThreadedKafkaStreams};
+        let topology = || {
+            let builder = streams_core::StreamsBuilder::new();
+            builder.stream::<String, String>("in").to("out");
+            builder.build()
+        };
+        let clients = KafkaClients::new("127.0.0.1:1").with("default.api.timeout.ms", "1500");
+        let app = ThreadedKafkaStreams::new(
+            topology,
+            streams_core::StreamsConfig::new("unreachable"),
+            Arc::new(clients),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let err = app.start().unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::Client { source, .. } if source.is_retriable()),
+            "{err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(app.state(), State::Error);
     }
 }
 
@@ -122,6 +233,7 @@ pub mod admin;
 pub mod config;
 pub mod consumer;
 mod error;
+mod health;
 pub mod producer;
 
 use std::collections::BTreeMap;
@@ -139,6 +251,7 @@ pub use producer::KafkaProducer;
 
 use crate::config::{Role, to_rdkafka};
 use crate::consumer::{Registry, Settings};
+use crate::health::Health;
 
 /// The system clock: real clients live in real time.
 #[derive(Debug, Default, Clone, Copy)]
@@ -172,6 +285,7 @@ pub struct KafkaClients {
     poll_timeout: Duration,
     registry: Arc<Registry>,
     members: AtomicUsize,
+    health: Arc<Health>,
 }
 
 impl std::fmt::Debug for KafkaClients {
@@ -198,14 +312,19 @@ impl KafkaClients {
             poll_timeout: Duration::from_millis(100),
             registry: Arc::new(Registry::default()),
             members: AtomicUsize::new(0),
+            health: Arc::new(Health::default()),
         }
     }
 
     /// Adds a librdkafka setting for every client (by librdkafka's name;
-    /// a client's own config, by Kafka's names, wins).
+    /// a client's own config, by Kafka's names, wins). The names this
+    /// crate reads itself count too: `default.api.timeout.ms` bounds every
+    /// blocking call of every client (Kafka's default, 30 s).
     #[must_use]
     pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.extra.insert(name.into(), value.into());
+        let (name, value) = (name.into(), value.into());
+        self.health.add_secrets([(name.as_str(), value.as_str())]);
+        self.extra.insert(name, value);
         self
     }
 
@@ -222,8 +341,20 @@ impl KafkaClients {
         &self.bootstrap
     }
 
-    fn api_timeout(config: &ClientConfig) -> Result<Duration> {
-        let ms = config.get_i64("default.api.timeout.ms", 30_000)?;
+    /// `default.api.timeout.ms` of the client's config, else of the
+    /// supplier's settings, else Kafka's 30 s: how long a blocking call
+    /// (a flush, a commit, end offsets, an admin call) may take.
+    fn api_timeout(&self, config: &ClientConfig) -> Result<Duration> {
+        let name = "default.api.timeout.ms";
+        let ms = match (config.get(name), self.extra.get(name)) {
+            (Some(_), _) => config.get_i64(name, 30_000)?,
+            (None, Some(v)) => v.trim().parse().map_err(|_| ClientError::InvalidConfig {
+                name: name.to_owned(),
+                value: v.clone(),
+                reason: "expected a positive number of milliseconds".to_owned(),
+            })?,
+            (None, None) => 30_000,
+        };
         u64::try_from(ms)
             .ok()
             .filter(|&ms| ms > 0)
@@ -235,6 +366,24 @@ impl KafkaClients {
             })
     }
 
+    /// The admin client that [`admin`](ClientSupplier::admin) boxes, for
+    /// what only a real cluster answers, such as
+    /// [`KafkaAdmin::topic_configs`].
+    ///
+    /// # Errors
+    ///
+    /// `InvalidConfig` for a setting librdkafka or this crate refuses.
+    pub fn kafka_admin(&self, config: &ClientConfig) -> Result<KafkaAdmin> {
+        self.health.add_secrets(config.iter());
+        let native = to_rdkafka(Role::Admin, &self.bootstrap, &self.extra, config)?;
+        KafkaAdmin::new(
+            &native,
+            Self::client_name(config, "admin"),
+            self.api_timeout(config)?,
+            self.health.clone(),
+        )
+    }
+
     fn client_name(config: &ClientConfig, kind: &str) -> String {
         config
             .get("client.id")
@@ -244,16 +393,19 @@ impl KafkaClients {
 
 impl ClientSupplier for KafkaClients {
     fn producer(&self, config: &ClientConfig) -> Result<Box<dyn Producer>> {
+        self.health.add_secrets(config.iter());
         let native = to_rdkafka(Role::Producer, &self.bootstrap, &self.extra, config)?;
         Ok(Box::new(KafkaProducer::new(
             &native,
             Self::client_name(config, "producer"),
-            Self::api_timeout(config)?,
+            self.api_timeout(config)?,
             self.registry.clone(),
+            self.health.clone(),
         )?))
     }
 
     fn consumer(&self, config: &ClientConfig) -> Result<Box<dyn Consumer>> {
+        self.health.add_secrets(config.iter());
         let mut native = to_rdkafka(Role::Consumer, &self.bootstrap, &self.extra, config)?;
         let max_poll_records = config.get_i64("max.poll.records", 500)?;
         let max_poll_records = usize::try_from(max_poll_records)
@@ -284,23 +436,19 @@ impl ClientSupplier for KafkaClients {
             group_id: config.get("group.id").map(str::to_owned),
             max_poll_records,
             poll_timeout: self.poll_timeout,
-            api_timeout: Self::api_timeout(config)?,
+            api_timeout: self.api_timeout(config)?,
             earliest: reset == "earliest",
         };
         Ok(Box::new(KafkaConsumer::new(
             &native,
             settings,
             self.registry.clone(),
+            self.health.clone(),
         )?))
     }
 
     fn admin(&self, config: &ClientConfig) -> Result<Box<dyn Admin>> {
-        let native = to_rdkafka(Role::Admin, &self.bootstrap, &self.extra, config)?;
-        Ok(Box::new(KafkaAdmin::new(
-            &native,
-            Self::client_name(config, "admin"),
-            Self::api_timeout(config)?,
-        )?))
+        Ok(Box::new(self.kafka_admin(config)?))
     }
 
     fn clock(&self) -> Arc<dyn Clock> {

@@ -11,10 +11,12 @@
 //! is [`ClientError::ProducerFenced`].
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::client::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{DeliveryResult, Header as RdHeader, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, Producer as _, ProducerContext, ThreadedProducer};
@@ -25,16 +27,34 @@ use streams_clients::{
 
 use crate::consumer::Registry;
 use crate::error::{client_error, code_of, is_fencing, is_stale_member};
+use crate::health::Health;
 
 type Delivery = std::result::Result<RecordMetadata, (KafkaError, String, Option<i32>)>;
 
-/// Collects delivery reports by sequence number.
-#[derive(Debug, Default)]
+/// Collects delivery reports by sequence number; log lines and errors go
+/// through the supplier's [`Health`].
+#[derive(Debug)]
 pub(crate) struct DeliveryContext {
     reports: Mutex<BTreeMap<usize, Delivery>>,
+    /// Notified when the reports reach `awaited`, for [`Producer::flush`].
+    delivered: Condvar,
+    /// How many reports a waiting flush needs (0: none waits), read and
+    /// written with `reports` locked: a notification per report would be
+    /// a futex call per record.
+    awaited: AtomicUsize,
+    client: String,
+    health: Arc<Health>,
 }
 
-impl ClientContext for DeliveryContext {}
+impl ClientContext for DeliveryContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.health.on_log(&self.client, level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.health.on_error(&self.client, &error, reason);
+    }
+}
 
 impl ProducerContext for DeliveryContext {
     type DeliveryOpaque = usize;
@@ -51,6 +71,10 @@ impl ProducerContext for DeliveryContext {
         };
         if let Ok(mut reports) = self.reports.lock() {
             reports.insert(seq, report);
+            let awaited = self.awaited.load(Ordering::Relaxed);
+            if awaited > 0 && reports.len() >= awaited {
+                self.delivered.notify_all();
+            }
         }
     }
 }
@@ -65,6 +89,7 @@ pub struct KafkaProducer {
     next: usize,
     unflushed: usize,
     registry: Arc<Registry>,
+    health: Arc<Health>,
 }
 
 impl std::fmt::Debug for KafkaProducer {
@@ -83,9 +108,17 @@ impl KafkaProducer {
         client: String,
         timeout: Duration,
         registry: Arc<Registry>,
+        health: Arc<Health>,
     ) -> Result<Self> {
+        let context = DeliveryContext {
+            reports: Mutex::new(BTreeMap::new()),
+            delivered: Condvar::new(),
+            awaited: AtomicUsize::new(0),
+            client: client.clone(),
+            health: health.clone(),
+        };
         let inner: ThreadedProducer<DeliveryContext> = config
-            .create_with_context(DeliveryContext::default())
+            .create_with_context(context)
             .map_err(|e| client_error(&client, timeout, "creating the producer", None, e))?;
         Ok(KafkaProducer {
             inner,
@@ -95,6 +128,7 @@ impl KafkaProducer {
             next: 0,
             unflushed: 0,
             registry,
+            health,
         })
     }
 
@@ -120,8 +154,22 @@ impl KafkaProducer {
                 state: err.to_string(),
                 hint: "call init_transactions once, then begin_transaction before sending, and commit or abort it",
             },
-            _ => client_error(&self.client, self.timeout, operation, None, err),
+            _ => self.fail(operation, None, err),
         }
+    }
+
+    /// `err` of `operation` as the client API's error (an authentication
+    /// the cluster refused, when the call failed for want of a broker).
+    fn fail(
+        &self,
+        operation: &str,
+        topic: Option<(&str, Option<i32>)>,
+        err: KafkaError,
+    ) -> ClientError {
+        self.health.refine(
+            &self.client,
+            client_error(&self.client, self.timeout, operation, topic, err),
+        )
     }
 
     fn require_transactional(&self, operation: &'static str) -> Result<()> {
@@ -134,6 +182,51 @@ impl KafkaProducer {
             state: "non-transactional (made without a transactional.id)".to_owned(),
             hint: "create the producer with a transactional.id to use transactions",
         })
+    }
+
+    /// Sends what librdkafka holds back for `linger.ms` at once, waits
+    /// for the delivery report of every send since the last flush (as the
+    /// producer's thread hands them over), up to `default.api.timeout.ms`,
+    /// and takes them (the missing ones are missing from the map).
+    /// rdkafka's own `flush` waits in 100 ms slices that do not end when
+    /// the last report comes, so that every flush took at least 100 ms.
+    fn take_reports(&self) -> Result<BTreeMap<usize, Delivery>> {
+        let (from, to) = (self.unflushed, self.next);
+        // librdkafka's rd_kafka_flush without waiting: it wakes the brokers
+        // to send the queued records now.
+        match self.inner.flush(Duration::ZERO) {
+            Ok(()) => {}
+            Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut)) => {}
+            Err(e) => return Err(self.txn_error("flush", e)),
+        }
+        let poisoned = || ClientError::InvalidState {
+            client: self.client.clone(),
+            operation: "flush",
+            state: "poisoned delivery reports".to_owned(),
+            hint: "create a new producer",
+        };
+        let context = self.inner.context();
+        let deadline = Instant::now() + self.timeout;
+        let mut guard = context.reports.lock().map_err(|_| poisoned())?;
+        loop {
+            // Late reports of sends before the last flush (of an aborted
+            // transaction, say) are of no one's interest.
+            if guard.first_key_value().is_some_and(|(&seq, _)| seq < from) {
+                *guard = guard.split_off(&from);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if guard.len() >= to - from || left.is_zero() {
+                break;
+            }
+            context.awaited.store(to - from, Ordering::Relaxed);
+            guard = context
+                .delivered
+                .wait_timeout(guard, left)
+                .map_err(|_| poisoned())?
+                .0;
+        }
+        context.awaited.store(0, Ordering::Relaxed);
+        Ok(std::mem::take(&mut *guard))
     }
 
     /// Drops the delivery reports of the sends since the last flush (their
@@ -189,7 +282,7 @@ impl Producer for KafkaProducer {
                             self.txn_error("send", e)
                         }
                         Some(RDKafkaErrorCode::State) => self.txn_error("send", e),
-                        _ => client_error(&self.client, self.timeout, "send", topic, e),
+                        _ => self.fail("send", topic, e),
                     });
                 }
             }
@@ -198,20 +291,13 @@ impl Producer for KafkaProducer {
         Ok(())
     }
 
+    /// Sends what librdkafka holds back for `linger.ms` at once and waits
+    /// for the delivery report of every send since the last flush, up to
+    /// `default.api.timeout.ms`; it returns as the last report comes in
+    /// (rdkafka's own flush waits in 100 ms slices).
     fn flush(&mut self) -> Result<Vec<RecordMetadata>> {
-        if let Err(e) = self.inner.flush(self.timeout) {
-            return Err(self.txn_error("flush", e));
-        }
         let (from, to) = (self.unflushed, self.next);
-        let mut reports =
-            std::mem::take(&mut *self.inner.context().reports.lock().map_err(|_| {
-                ClientError::InvalidState {
-                    client: self.client.clone(),
-                    operation: "flush",
-                    state: "poisoned delivery reports".to_owned(),
-                    hint: "create a new producer",
-                }
-            })?);
+        let mut reports = self.take_reports()?;
         self.unflushed = to;
         let mut out = Vec::with_capacity(to - from);
         for seq in from..to {
@@ -220,34 +306,48 @@ impl Producer for KafkaProducer {
                 Some(Err((e, topic, partition))) => {
                     return Err(match code_of(&e) {
                         Some(c) if is_fencing(c) => self.txn_error("flush", e),
-                        _ => client_error(
-                            &self.client,
-                            self.timeout,
-                            "flush",
-                            Some((&topic, partition)),
-                            e,
-                        ),
+                        _ => self.fail("flush", Some((&topic, partition)), e),
                     });
                 }
                 None => {
-                    return Err(ClientError::Timeout {
-                        operation: format!(
-                            "{}: flush (no delivery report for send {seq})",
-                            self.client
-                        ),
-                        timeout_ms: i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX),
-                    });
+                    return Err(self.health.refine(
+                        &self.client,
+                        ClientError::Timeout {
+                            operation: format!(
+                                "{}: flush (no delivery report for send {seq})",
+                                self.client
+                            ),
+                            timeout_ms: i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX),
+                        },
+                    ));
                 }
             }
         }
         Ok(out)
     }
 
+    /// Waits up to `default.api.timeout.ms`, in slices (librdkafka resumes
+    /// a timed-out `init_transactions` when called again), and no longer
+    /// once the cluster refused the credentials.
     fn init_transactions(&mut self) -> Result<()> {
         self.require_transactional("init_transactions")?;
-        self.inner
-            .init_transactions(self.timeout)
-            .map_err(|e| self.txn_error("init_transactions", e))
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self
+                .inner
+                .init_transactions(left.min(Duration::from_millis(500)))
+            {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    let retriable = matches!(&e, KafkaError::Transaction(t) if t.is_retriable());
+                    self.health.check(&self.client)?;
+                    if !retriable || left <= Duration::from_millis(500) {
+                        return Err(self.txn_error("init_transactions", e));
+                    }
+                }
+            }
+        }
     }
 
     fn begin_transaction(&mut self) -> Result<()> {
@@ -275,15 +375,7 @@ impl Producer for KafkaProducer {
         let mut tpl = TopicPartitionList::with_capacity(offsets.len());
         for (tp, offset) in offsets {
             tpl.add_partition_offset(&tp.topic, tp.partition, rdkafka::Offset::Offset(*offset))
-                .map_err(|e| {
-                    client_error(
-                        &self.client,
-                        self.timeout,
-                        "send_offsets_to_transaction",
-                        None,
-                        e,
-                    )
-                })?;
+                .map_err(|e| self.fail("send_offsets_to_transaction", None, e))?;
         }
         self.inner
             .send_offsets_to_transaction(&tpl, &metadata, self.timeout)
@@ -298,6 +390,10 @@ impl Producer for KafkaProducer {
 
     fn commit_transaction(&mut self) -> Result<()> {
         self.require_transactional("commit_transaction")?;
+        // rdkafka's commit_transaction first flushes in its 100 ms slices:
+        // with every report in, its flush returns at once. A failed
+        // delivery fails the commit in librdkafka.
+        self.take_reports()?;
         let result = self
             .inner
             .commit_transaction(self.timeout)

@@ -160,6 +160,32 @@ pub enum RuntimeError {
     /// The topology could not be instantiated or assigned.
     #[error(transparent)]
     Streams(Box<StreamsError>),
+    /// A stream thread of a [`ThreadedKafkaStreams`](super::ThreadedKafkaStreams)
+    /// panicked outside the processors (whose panics are processing errors).
+    #[error(
+        "stream thread {thread} panicked; the instance shut down (see the panic message above)"
+    )]
+    ThreadPanicked {
+        /// The thread's name.
+        thread: String,
+    },
+    /// The topology supplier of a [`ThreadedKafkaStreams`](super::ThreadedKafkaStreams)
+    /// built another topology for a stream thread than at `start`.
+    #[error(
+        "the topology supplier built a different topology for stream thread {thread} than at start; it must build the same topology on every call"
+    )]
+    TopologySupplierMismatch {
+        /// The thread's name.
+        thread: String,
+    },
+    /// The operating system refused a stream thread.
+    #[error("could not spawn stream thread {thread}: {reason}")]
+    ThreadSpawn {
+        /// The thread's name.
+        thread: String,
+        /// The system's reason.
+        reason: String,
+    },
     /// The task assignment failed.
     #[error(transparent)]
     Assignment(#[from] TaskAssignmentError),

@@ -13,6 +13,13 @@
 //! once, so a test decides the interleaving of instances, crashes and
 //! clock advances, and every run is the same.
 //!
+//! In production, on a real cluster, [`ThreadedKafkaStreams`] runs the
+//! same stream threads as OS threads that step themselves
+//! (`num.stream.threads` of them), each with its own topology from a
+//! topology supplier, because a [`Topology`](crate::topology::Topology)
+//! is not `Send`; its handle is `Send + Sync` and `close` joins the
+//! threads.
+//!
 //! The parts, in the order a record meets them:
 //! - [`metadata`]: partition counts (repartition topics get Kafka's) and
 //!   the tasks, from the topology's [`TopicsInfo`](crate::topology::TopicsInfo),
@@ -31,7 +38,8 @@
 //!   ([`KafkaStreams::global_store`]);
 //! - sinks with a [`StreamPartitioner`](crate::processor::StreamPartitioner)
 //!   are told the cluster's partition count of their topic;
-//! - [`KafkaStreams`]: the instance, its [`State`] and state listener.
+//! - [`KafkaStreams`]: the instance, its [`State`] and state listener;
+//!   [`ThreadedKafkaStreams`]: the same on OS threads.
 //!
 //! Two instances of a word count over a 2-partition topic on the
 //! simulated cluster, one of them crashing (`streams_test::app` wraps the
@@ -79,6 +87,7 @@ pub mod assignor;
 mod config;
 mod error;
 mod global_thread;
+mod internal_topics;
 mod kafka_streams;
 pub mod metadata;
 pub mod restore;
@@ -86,6 +95,7 @@ mod streams_assignor;
 mod task;
 pub mod task_id;
 mod thread;
+mod threaded;
 
 pub use config::ProcessingGuarantee;
 pub use error::{Result, RuntimeError};
@@ -94,3 +104,4 @@ pub use metadata::{TaskMetadata, TopologyMetadata};
 pub use restore::{RecordingRestoreListener, Restoration, RestoreListener};
 pub use task_id::TaskId;
 pub use thread::ThreadState;
+pub use threaded::{ThreadedKafkaStreams, TopologySupplier};

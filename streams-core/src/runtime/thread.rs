@@ -94,6 +94,14 @@ pub(crate) struct StreamThread {
     globals: Option<GlobalStores>,
     clients: Arc<dyn ClientSupplier>,
     producer_config: ClientConfig,
+    /// Under exactly-once, a producer made while the cluster could not be
+    /// reached: its `init_transactions` is tried again before the thread
+    /// processes (Kafka Streams retries it the same way).
+    producer_needs_init: bool,
+    /// Told of every change of `state` at once, even in the middle of a
+    /// step (a `ThreadedKafkaStreams` shows it while the thread waits on
+    /// the cluster).
+    state_listener: Option<Box<dyn FnMut(ThreadState)>>,
 }
 
 impl std::fmt::Debug for StreamThread {
@@ -226,7 +234,24 @@ impl StreamThread {
             globals,
             clients,
             producer_config,
+            producer_needs_init: false,
+            state_listener: None,
         })
+    }
+
+    fn set_state(&mut self, state: ThreadState) {
+        if self.state != state {
+            self.state = state;
+            if let Some(listener) = &mut self.state_listener {
+                listener(state);
+            }
+        }
+    }
+
+    /// Calls `listener` on every change of the thread's state, as it
+    /// happens.
+    pub(crate) fn set_state_listener(&mut self, listener: impl FnMut(ThreadState) + 'static) {
+        self.state_listener = Some(Box::new(listener));
     }
 
     pub(crate) fn state(&self) -> ThreadState {
@@ -333,19 +358,34 @@ impl StreamThread {
     /// old one left open and fences it).
     fn replace_producer(&mut self) -> Result<()> {
         let name = self.name.clone();
-        let mut producer = self.clients.producer(&self.producer_config).map_err(|e| {
+        let producer = self.clients.producer(&self.producer_config).map_err(|e| {
             RuntimeError::client(format!("stream thread {name}: replacing its producer"), e)
         })?;
-        if self.eos() {
-            producer.init_transactions().map_err(|e| {
-                RuntimeError::client(
-                    format!("stream thread {name}: initializing its new producer"),
-                    e,
-                )
-            })?;
-        }
         self.producer = producer;
+        self.producer_needs_init = self.eos();
+        if self.eos() {
+            self.init_producer()?;
+        }
         Ok(())
+    }
+
+    /// Initializes the transactional producer made by
+    /// [`replace_producer`](Self::replace_producer); returns whether it is
+    /// ready. A cluster that cannot be reached (a timeout) leaves it for
+    /// the next round instead of failing the thread, so that a broker
+    /// that restarts does not take the instance down.
+    fn init_producer(&mut self) -> Result<bool> {
+        match self.producer.init_transactions() {
+            Ok(()) => {
+                self.producer_needs_init = false;
+                Ok(true)
+            }
+            Err(e) if e.is_retriable() => Ok(false),
+            Err(e) => Err(RuntimeError::client(
+                format!("stream thread {}: initializing its new producer", self.name),
+                e,
+            )),
+        }
     }
 
     /// The engine of task `id`: its sub-topology instantiated for its partition.
@@ -418,9 +458,24 @@ impl StreamThread {
             None => {}
         }
         outcome.fetched = polled.records.len();
+        // A poll's records come partition by partition: look the task up
+        // once per run of one partition, not per record.
+        let mut last: Option<(Arc<str>, i32, Option<TaskId>)> = None;
         for record in polled.records {
-            let tp = TopicPartition::new(&*record.topic, record.partition);
-            if let Some(id) = self.metadata.task_of(&tp)
+            let id = match &last {
+                Some((topic, partition, id))
+                    if *partition == record.partition && **topic == *record.topic =>
+                {
+                    *id
+                }
+                _ => {
+                    let tp = TopicPartition::new(&*record.topic, record.partition);
+                    let id = self.metadata.task_of(&tp);
+                    last = Some((record.topic.clone(), record.partition, id));
+                    id
+                }
+            };
+            if let Some(id) = id
                 && let Some(task) = self.tasks.get_mut(&id)
             {
                 task.add(record);
@@ -429,19 +484,16 @@ impl StreamThread {
         if self.state == ThreadState::Created || self.state == ThreadState::PartitionsRevoked {
             return Ok(outcome);
         }
-        self.state = ThreadState::Running;
+        if self.producer_needs_init && !self.init_producer()? {
+            // Not yet: the records wait in their tasks' queues.
+            return Ok(outcome);
+        }
+        self.set_state(ThreadState::Running);
         let now = self.clock.now_ms();
         let max = usize::try_from(self.config.max_poll_records).unwrap_or(usize::MAX);
         // Each partition's lag (records on the broker not fetched yet), as
         // Kafka's `updateLags` gives it to the tasks once per round.
-        let ends = self.end_offsets()?;
-        let lags: BTreeMap<TopicPartition, i64> = ends
-            .iter()
-            .filter_map(|(tp, end)| {
-                let position = self.consumer.position(tp).ok()?;
-                Some((tp.clone(), (end - position).max(0)))
-            })
-            .collect();
+        let lags = self.current_lags()?;
         let lag = |tp: &TopicPartition| lags.get(tp).copied();
         let eos = self.eos();
         for task in self.tasks.values_mut() {
@@ -480,10 +532,11 @@ impl StreamThread {
         Ok(outcome)
     }
 
-    /// The end offsets of the active tasks' input partitions (the last
-    /// stable offsets under exactly-once), unless `max.task.idle.ms` is -1
-    /// and no task looks at lags.
-    fn end_offsets(&self) -> Result<BTreeMap<TopicPartition, i64>> {
+    /// The lag of the active tasks' input partitions (records on the
+    /// broker not fetched yet, against the last stable offset under
+    /// exactly-once), unless `max.task.idle.ms` is -1 and no task looks
+    /// at lags.
+    fn current_lags(&mut self) -> Result<BTreeMap<TopicPartition, i64>> {
         if self.config.max_task_idle_ms < 0 {
             return Ok(BTreeMap::new());
         }
@@ -495,7 +548,7 @@ impl StreamThread {
         if partitions.is_empty() {
             return Ok(BTreeMap::new());
         }
-        self.consumer.end_offsets(&partitions).map_err(|e| {
+        self.consumer.current_lags(&partitions).map_err(|e| {
             RuntimeError::client(format!("stream thread {}: end offsets", self.name), e)
         })
     }
@@ -620,7 +673,7 @@ impl StreamThread {
             task.clear_buffers();
             self.suspended.insert(id, task);
         }
-        self.state = ThreadState::PartitionsRevoked;
+        self.set_state(ThreadState::PartitionsRevoked);
         Ok(())
     }
 
@@ -633,7 +686,7 @@ impl StreamThread {
         self.awaiting_offsets.clear();
         self.close_tasks_dirty();
         self.suspended.clear();
-        self.state = ThreadState::PartitionsRevoked;
+        self.set_state(ThreadState::PartitionsRevoked);
         if self.eos() {
             self.replace_producer()?;
         }
@@ -654,7 +707,7 @@ impl StreamThread {
     }
 
     fn on_assigned(&mut self, active: &BTreeSet<TaskId>, standby: &BTreeSet<TaskId>) -> Result<()> {
-        self.state = ThreadState::PartitionsAssigned;
+        self.set_state(ThreadState::PartitionsAssigned);
         let now = self.clock.now_ms();
         let mut suspended = std::mem::take(&mut self.suspended);
         // Tasks still open (restarted after a failed commit) count as
@@ -735,7 +788,7 @@ impl StreamThread {
             owned.standby = standby.clone();
         }
         self.last_commit_ms = now;
-        self.state = ThreadState::Running;
+        self.set_state(ThreadState::Running);
         Ok(())
     }
 
@@ -809,6 +862,20 @@ impl StreamThread {
         Ok(())
     }
 
+    /// Closes the thread without committing, as a thread that died: an
+    /// open transaction is aborted, what was processed since the last
+    /// commit is processed again by the tasks' next owner.
+    pub(crate) fn close_dirty(&mut self) {
+        if self.state == ThreadState::Dead {
+            return;
+        }
+        self.close_tasks_dirty();
+        self.consumer.close(false);
+        self.suspended.clear();
+        self.standbys.clear();
+        self.set_state(ThreadState::Dead);
+    }
+
     /// Closes the thread: commits (a clean close), then releases the
     /// clients; the consumer leaves the group only if `leave_group`.
     pub(crate) fn close(&mut self, leave_group: bool) -> Result<()> {
@@ -819,7 +886,7 @@ impl StreamThread {
         self.consumer.close(leave_group);
         self.tasks.clear();
         self.standbys.clear();
-        self.state = ThreadState::Dead;
+        self.set_state(ThreadState::Dead);
         result.map(|_| ())
     }
 }

@@ -107,6 +107,21 @@ pub(crate) fn produce_flush_offsets(env: &Env) -> Result<(), Failed> {
     producer.send(ProducerRecord::new(&topic, "k", "e"))?;
     assert_eq!(producer.flush()?[0].partition, 0);
     assert!(producer.flush()?.is_empty());
+    // A flush returns when the last delivery report is in: rdkafka's own
+    // flush waited in 100 ms slices, so that no flush took less than
+    // 100 ms; on loopback one takes a few milliseconds (the quickest of 20,
+    // so that a busy machine does not make it fail).
+    let mut quickest = std::time::Duration::MAX;
+    for i in 0..20 {
+        producer.send(ProducerRecord::new(&topic, "k", format!("f{i}")))?;
+        let started = std::time::Instant::now();
+        assert_eq!(producer.flush()?.len(), 1);
+        quickest = quickest.min(started.elapsed());
+    }
+    assert!(
+        quickest < std::time::Duration::from_millis(50),
+        "the quickest of 20 flushes took {quickest:?}"
+    );
     // An unknown partition fails at once (librdkafka knows the topic's
     // partitions by now), naming it.
     let err = producer

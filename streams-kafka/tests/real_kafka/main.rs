@@ -1,6 +1,9 @@
 //! The client API over rdkafka, end to end against a real Kafka 4.4.0
-//! broker (issue 17): the client traits ([`clients`]) and the
-//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]).
+//! broker (issue 17): the client traits ([`clients`]), the
+//! `KafkaStreams` runtime on `KafkaClients` ([`streams`]), an instance
+//! killed in a child process ([`crash`]; the child is this binary again,
+//! see [`instance`]), and a broker stopped and started again mid-run
+//! ([`outage`], on a spare broker started alongside the first).
 //!
 //! The binary starts ONE broker for the whole run (`scripts/kafka-up
 //! --parent <this pid>`) and stops it at the end (`scripts/kafka-down`),
@@ -17,19 +20,32 @@
 
 mod broker;
 mod clients;
+mod crash;
+mod instance;
+mod interop;
+mod outage;
+mod security;
 mod streams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
 use std::time::Instant;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+
+type SpareBroker = thread::JoinHandle<Result<broker::Broker, String>>;
 
 /// What every trial gets: the broker's address and a prefix for names.
 pub(crate) struct Env {
     pub(crate) bootstrap: String,
     pub(crate) run: String,
+    /// The broker's SASL_PLAINTEXT listener and its user, if it has one.
+    pub(crate) sasl: Option<security::Sasl>,
+    /// A second broker, started with the first, for the trial that stops
+    /// and restarts its broker (`None` without Java and Maven).
+    spare: Mutex<Option<SpareBroker>>,
 }
 
 impl Env {
@@ -37,12 +53,35 @@ impl Env {
     pub(crate) fn name(&self, what: &str) -> String {
         format!("{}-{what}", self.run)
     }
+
+    /// The same run's names on the broker at `bootstrap`.
+    pub(crate) fn on(&self, bootstrap: &str) -> Env {
+        Env {
+            bootstrap: bootstrap.to_owned(),
+            run: self.run.clone(),
+            sasl: None,
+            spare: Mutex::new(None),
+        }
+    }
+
+    /// The spare broker, once it is up (taken once); `None` when this run
+    /// has none.
+    pub(crate) fn spare_broker(&self) -> Result<Option<broker::Broker>, Failed> {
+        let handle = self.spare.lock().map_err(|_| "poisoned")?.take();
+        match handle {
+            None => Ok(None),
+            Some(h) => Ok(Some(
+                h.join()
+                    .map_err(|_| "the spare broker's start panicked")??,
+            )),
+        }
+    }
 }
 
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 10] = [
+const TRIALS: [(&str, TrialFn); 17] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -83,9 +122,31 @@ const TRIALS: [(&str, TrialFn); 10] = [
         "streams::rebalance_restores_moved_state",
         streams::rebalance_restores_moved_state,
     ),
+    (
+        "streams::word_count_two_threads",
+        streams::word_count_two_threads,
+    ),
+    (
+        "crash::killed_instance_exactly_once",
+        crash::killed_instance_exactly_once,
+    ),
+    (
+        "crash::killed_instance_at_least_once",
+        crash::killed_instance_at_least_once,
+    ),
+    ("outage::broker_down_and_back", outage::broker_down_and_back),
+    ("security::sasl_plain", security::sasl_plain),
+    (
+        "interop::word_count_both_ways",
+        interop::word_count_both_ways,
+    ),
+    (
+        "interop::internal_topic_configs",
+        interop::internal_topic_configs,
+    ),
 ];
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the crate lives in the workspace")
@@ -113,6 +174,10 @@ fn selected(args: &Arguments, name: &str) -> bool {
 }
 
 fn main() -> ExitCode {
+    // The crash trials run instances in child processes of this binary.
+    if let Ok(spec) = std::env::var(instance::ENV) {
+        return instance::main(&spec);
+    }
     let mut args = Arguments::from_args();
     // The trials mostly wait for the broker (group joins, transaction
     // markers): all at once fit on two cores.
@@ -153,8 +218,21 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
 
+    // Every log line from here on, for the check that no secret is in one.
+    security::capture_logs();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let run = format!("rk{}-{nanos}", std::process::id());
+    // The SASL user's password: made up by this run, never printed.
+    let password = format!("pw-{nanos:x}-{:x}", std::process::id());
     let started = Instant::now();
-    let guard = match broker::Broker::start(&root()) {
+    // The outage trial's broker starts alongside (it needs Java and Maven
+    // even with KAFKA_BOOTSTRAP).
+    let spare = (selected(&args, "outage::broker_down_and_back")
+        && broker::missing_tools().is_none())
+    .then(|| thread::spawn(|| broker::Broker::start_own(&root())));
+    let guard = match broker::Broker::start(&root(), &format!("alice:{password}")) {
         Ok(guard) => guard,
         Err(e) => {
             eprintln!("real_kafka: FAILED: {e}");
@@ -171,14 +249,16 @@ fn main() -> ExitCode {
         },
         started.elapsed().as_secs_f64()
     );
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let run = format!("rk{}-{nanos}", std::process::id());
     if env
         .set(Env {
             bootstrap: guard.bootstrap().to_owned(),
             run,
+            sasl: guard.sasl_bootstrap().map(|bootstrap| security::Sasl {
+                bootstrap: bootstrap.to_owned(),
+                user: "alice".to_owned(),
+                password,
+            }),
+            spare: Mutex::new(spare),
         })
         .is_err()
     {

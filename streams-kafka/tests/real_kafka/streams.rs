@@ -12,7 +12,9 @@ use streams_clients::{
     ClientConfig, ClientSupplier, Consumer, NewTopic, ProducerRecord, TopicPartition,
 };
 use streams_core::dsl::{Materialized, Produced};
-use streams_core::runtime::{KafkaStreams, RecordingRestoreListener, Restoration, State, TaskId};
+use streams_core::runtime::{
+    KafkaStreams, RecordingRestoreListener, Restoration, State, TaskId, ThreadedKafkaStreams,
+};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{StreamsBuilder, StreamsConfig, Topology};
 use streams_kafka::KafkaClients;
@@ -20,10 +22,10 @@ use streams_test::TopologyTestDriver;
 
 use crate::Env;
 
-const PARTITIONS: i32 = 3;
+pub(crate) const PARTITIONS: i32 = 3;
 
 /// The lines every word count reads.
-const LINES: [&str; 12] = [
+pub(crate) const LINES: [&str; 12] = [
     "all streams lead to kafka",
     "hello kafka streams",
     "join kafka summit",
@@ -40,6 +42,11 @@ const LINES: [&str; 12] = [
 
 /// Kafka's `WordCountDemo` over `input`, writing `output`.
 fn topology(input: &str, output: &str) -> Result<Topology, Failed> {
+    Ok(word_count(input, output)?)
+}
+
+/// [`topology`] as a topology supplier builds it.
+pub(crate) fn word_count(input: &str, output: &str) -> streams_core::Result<Topology> {
     let builder = StreamsBuilder::new();
     builder
         .stream::<String, String>(input)
@@ -52,7 +59,7 @@ fn topology(input: &str, output: &str) -> Result<Topology, Failed> {
         .count_with(Materialized::as_("counts-store"))
         .to_stream()
         .to_with(output, Produced::with(StringSerde, I64Serde));
-    Ok(builder.build()?)
+    builder.build()
 }
 
 /// The driver's final counts for [`LINES`].
@@ -61,7 +68,7 @@ fn driver_counts() -> Result<BTreeMap<String, i64>, Failed> {
 }
 
 /// The driver's final counts for `lines`, keyed `line-<i>`.
-fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
+pub(crate) fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
     let driver = TopologyTestDriver::new(topology("lines", "counts")?)?;
     let input = driver.create_input_topic("lines", StringSerde, StringSerde);
     let output = driver.create_output_topic("counts", StringSerde, I64Serde);
@@ -72,11 +79,12 @@ fn driver_counts_of(lines: &[&str]) -> Result<BTreeMap<String, i64>, Failed> {
 }
 
 /// The topics of one word count, with its lines produced.
-struct WordCount {
-    input: String,
-    output: String,
-    topology: Topology,
-    clients: Arc<KafkaClients>,
+pub(crate) struct WordCount {
+    pub(crate) input: String,
+    pub(crate) output: String,
+    pub(crate) partitions: i32,
+    pub(crate) topology: Topology,
+    pub(crate) clients: Arc<KafkaClients>,
 }
 
 impl WordCount {
@@ -85,13 +93,43 @@ impl WordCount {
     }
 
     /// The topics, with `lines` produced as `line-<i>`.
-    fn with_lines(env: &Env, name: &str, lines: &[&str]) -> Result<WordCount, Failed> {
+    pub(crate) fn with_lines(env: &Env, name: &str, lines: &[&str]) -> Result<WordCount, Failed> {
+        Self::with_partitions(env, name, lines, PARTITIONS)
+    }
+
+    /// The topics with `partitions` partitions, with `lines` produced.
+    fn with_partitions(
+        env: &Env,
+        name: &str,
+        lines: &[&str],
+        partitions: i32,
+    ) -> Result<WordCount, Failed> {
+        let clients = Arc::new(KafkaClients::new(&env.bootstrap));
+        Self::make(env, name, lines, partitions, clients)
+    }
+
+    /// [`with_lines`](Self::with_lines) through `clients`.
+    pub(crate) fn with_clients(
+        env: &Env,
+        name: &str,
+        lines: &[&str],
+        clients: Arc<KafkaClients>,
+    ) -> Result<WordCount, Failed> {
+        Self::make(env, name, lines, PARTITIONS, clients)
+    }
+
+    fn make(
+        env: &Env,
+        name: &str,
+        lines: &[&str],
+        partitions: i32,
+        clients: Arc<KafkaClients>,
+    ) -> Result<WordCount, Failed> {
         let input = env.name(&format!("{name}-lines"));
         let output = env.name(&format!("{name}-counts"));
-        let clients = Arc::new(KafkaClients::new(&env.bootstrap));
         let mut admin = clients.admin(&ClientConfig::new())?;
-        admin.create_topic(&NewTopic::new(&input, PARTITIONS))?;
-        admin.create_topic(&NewTopic::new(&output, PARTITIONS))?;
+        admin.create_topic(&NewTopic::new(&input, partitions))?;
+        admin.create_topic(&NewTopic::new(&output, partitions))?;
         let mut producer = clients.producer(&ClientConfig::new())?;
         for (i, line) in lines.iter().enumerate() {
             producer.send(ProducerRecord::new(
@@ -102,17 +140,22 @@ impl WordCount {
         }
         let landed = producer.flush()?;
         let used: std::collections::BTreeSet<i32> = landed.iter().map(|m| m.partition).collect();
-        assert_eq!(used.len(), 3, "the lines spread over the 3 partitions");
+        assert_eq!(
+            used.len(),
+            usize::try_from(partitions)?,
+            "the lines spread over the {partitions} partitions"
+        );
         Ok(WordCount {
             topology: topology(&input, &output)?,
             input,
             output,
+            partitions,
             clients,
         })
     }
 
     /// Produces `lines` as `line-<first>`, `line-<first + 1>`, ...
-    fn produce(&self, first: usize, lines: &[&str]) -> Result<(), Failed> {
+    pub(crate) fn produce(&self, first: usize, lines: &[&str]) -> Result<(), Failed> {
         let mut producer = self.clients.producer(&ClientConfig::new())?;
         for (i, line) in lines.iter().enumerate() {
             producer.send(ProducerRecord::new(
@@ -125,7 +168,7 @@ impl WordCount {
         Ok(())
     }
 
-    fn config(&self, app: &str, instance: &str) -> StreamsConfig {
+    pub(crate) fn config(&self, app: &str, instance: &str) -> StreamsConfig {
         StreamsConfig::new(app)
             .with_property("client.id", instance)
             .with_property("commit.interval.ms", "200")
@@ -133,13 +176,13 @@ impl WordCount {
     }
 
     /// A reader of the whole output topic.
-    fn reader(&self, isolation: &str) -> Result<Box<dyn Consumer>, Failed> {
+    pub(crate) fn reader(&self, isolation: &str) -> Result<Box<dyn Consumer>, Failed> {
         let mut reader = self.clients.consumer(
             &ClientConfig::new()
                 .set("auto.offset.reset", "earliest")
                 .set("isolation.level", isolation),
         )?;
-        let partitions: Vec<TopicPartition> = (0..PARTITIONS)
+        let partitions: Vec<TopicPartition> = (0..self.partitions)
             .map(|p| TopicPartition::new(&self.output, p))
             .collect();
         reader.assign(&partitions)?;
@@ -148,7 +191,7 @@ impl WordCount {
 }
 
 /// The latest count per word in what `reader` read so far.
-fn read_counts(
+pub(crate) fn read_counts(
     reader: &mut dyn Consumer,
     counts: &mut BTreeMap<String, i64>,
 ) -> Result<usize, Failed> {
@@ -390,5 +433,109 @@ pub(crate) fn rebalance_restores_moved_state(env: &Env) -> Result<(), Failed> {
     );
     a.close()?;
     b.close()?;
+    Ok(())
+}
+
+/// The names of this process's threads (Linux cuts them at 15 bytes).
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|n| n.trim_end().to_owned())
+        .collect()
+}
+
+/// `num.stream.threads=2` on the real cluster: two OS threads, each a
+/// member of the group with a topology from the supplier, share the 8
+/// tasks of a word count over 4 partitions and give the driver's counts;
+/// `close` joins them.
+pub(crate) fn word_count_two_threads(env: &Env) -> Result<(), Failed> {
+    let expected = driver_counts()?;
+    let wc = WordCount::with_partitions(env, "wc-threads", &LINES, 4)?;
+    let (input, output) = (wc.input.clone(), wc.output.clone());
+    let config = wc
+        .config(&env.name("wc-threads"), "wc4t")
+        .with_property("num.stream.threads", "2");
+    let app = ThreadedKafkaStreams::new(
+        move || word_count(&input, &output),
+        config,
+        wc.clients.clone(),
+    )?;
+    let started = Instant::now();
+    app.start()?;
+    let mut reader = wc.reader("read_uncommitted")?;
+    let mut counts = BTreeMap::new();
+    let mut records = 0;
+    while counts != expected {
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "after 60 s (state {}, threads {:?}, error {:?}), the output has {counts:?}, not {expected:?}",
+                app.state(),
+                app.threads(),
+                app.error()
+            )
+            .into());
+        }
+        records += read_counts(reader.as_mut(), &mut counts)?;
+    }
+    let took = started.elapsed();
+    // Both threads joined the group before the first rebalance settled,
+    // or the second one's join moved tasks to it: wait for the split (the
+    // counts can be complete while the second thread still takes up its
+    // half of the assignment).
+    let split = Instant::now() + Duration::from_secs(30);
+    let (state, threads) = loop {
+        let state = app.wait_for(Duration::from_secs(1), |s| s == State::Running);
+        let threads = app.threads();
+        let each = threads.len() == 2 && threads.iter().all(|t| !t.active_tasks.is_empty());
+        if (state == State::Running && each) || Instant::now() > split {
+            break (state, threads);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(state, State::Running, "{threads:?}");
+    assert!(
+        threads.len() == 2 && threads.iter().all(|t| !t.active_tasks.is_empty()),
+        "each thread has tasks: {threads:?}"
+    );
+    let all: Vec<TaskId> = (0..2)
+        .flat_map(|s| (0..4).map(move |p| TaskId::new(s, p)))
+        .collect();
+    assert_eq!(app.active_tasks(), all);
+    let ours = |names: &[String]| {
+        names
+            .iter()
+            .filter(|n| n.starts_with("wc4t-Stream"))
+            .count()
+    };
+    assert_eq!(ours(&thread_names()), 2, "{:?}", thread_names());
+    app.close()?;
+    assert_eq!(app.state(), State::NotRunning);
+    assert_eq!(
+        ours(&thread_names()),
+        0,
+        "close joined: {:?}",
+        thread_names()
+    );
+    eprintln!(
+        "real_kafka: word count, 2 stream threads ({}): {} words in {:.1} s ({records} output records)",
+        threads
+            .iter()
+            .map(|t| format!(
+                "{}: {}",
+                t.thread_name,
+                t.active_tasks
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+            .collect::<Vec<_>>()
+            .join("; "),
+        expected.len(),
+        took.as_secs_f64()
+    );
     Ok(())
 }
