@@ -350,6 +350,21 @@ pub(crate) fn input<'d>(
     )
 }
 
+/// Java's `v.substring(0, 1)` (empty for an empty string).
+pub(crate) fn first_char(v: &str) -> String {
+    v.chars().take(1).collect()
+}
+
+/// The oracle's `counts(store)`: a count materialized as `store`.
+pub(crate) fn counts(store: &str) -> streams_core::dsl::Materialized<String, i64> {
+    streams_core::dsl::Materialized::as_(store).with_value_serde(I64Serde)
+}
+
+/// The oracle's `longs()`: string keys, long values.
+pub(crate) fn longs() -> streams_core::Produced<String, i64> {
+    streams_core::Produced::with(StringSerde, I64Serde)
+}
+
 /// A key or value as Java concatenation prints it: `null` when absent.
 pub(crate) fn show(x: Option<&String>) -> &str {
     x.map_or("null", String::as_str)

@@ -18,7 +18,9 @@ use streams_core::serde::{BytesSerde, I64Serde, StringSerde};
 use streams_core::{StreamsBuilder, StreamsConfig, Topology};
 
 use super::scenarios_stateful::{changelog, repartition};
-use super::{Recorder, Scenario, ScenarioResult, config, input, scenario, show};
+use super::{
+    Recorder, Scenario, ScenarioResult, config, counts, first_char, input, longs, scenario, show,
+};
 
 type S = String;
 
@@ -45,19 +47,6 @@ fn optimized(value: &str) -> StreamsConfig {
 /// The oracle's `build(b, value)`: Kafka's `build(props)`.
 fn build(b: &StreamsBuilder, value: &str) -> streams_core::Result<Topology> {
     b.build_with(&optimized(value))
-}
-
-/// Java's `v.substring(0, 1)`.
-fn first_char(v: &str) -> S {
-    v.chars().take(1).collect()
-}
-
-fn counts(store: &str) -> Materialized<S, i64> {
-    Materialized::as_(store).with_value_serde(I64Serde)
-}
-
-fn longs() -> Produced<S, i64> {
-    Produced::with(StringSerde, I64Serde)
 }
 
 fn ms(millis: u64) -> Duration {

@@ -10,13 +10,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use streams_core::dsl::{Branched, JoinWindows, KStream, Materialized, Produced, Repartitioned};
+use streams_core::dsl::{Branched, JoinWindows, KStream, Repartitioned};
 use streams_core::processor::{Processor, ProcessorContext};
 use streams_core::serde::{I64Serde, StringSerde};
 use streams_core::{Record, Result, StreamsBuilder};
 
 use super::scenarios_stateful::{changelog, repartition};
-use super::{Recorder, Scenario, ScenarioResult, input, jlen, scenario, show};
+use super::{
+    Recorder, Scenario, ScenarioResult, counts, first_char, input, jlen, longs, scenario, show,
+};
 
 type S = String;
 
@@ -30,21 +32,6 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(repartition_mark_filter_before_stream_stream_join),
     scenario!(null_keys_at_repartition_topics),
 ];
-
-/// Java's `v.substring(0, 1)`.
-fn first_char(v: &str) -> S {
-    v.chars().take(1).collect()
-}
-
-/// The oracle's `counts(store)`: a count into the store `store`.
-fn counts(store: &str) -> Materialized<S, i64> {
-    Materialized::as_(store).with_value_serde(I64Serde)
-}
-
-/// The oracle's `longs()`.
-fn longs() -> Produced<S, i64> {
-    Produced::with(StringSerde, I64Serde)
-}
 
 /// The branch `name` of a split, taken out of the map.
 fn branch(

@@ -13,8 +13,8 @@ use streams_core::{Record, Result, StreamsBuilder, StreamsConfig, Topology};
 use streams_test::TestRecord;
 
 use super::{
-    APPLICATION_ID, Recorder, Scenario, ScenarioResult, config, input, jlen, no_cache, scenario,
-    show,
+    APPLICATION_ID, Recorder, Scenario, ScenarioResult, config, first_char, input, jlen, no_cache,
+    scenario, show,
 };
 
 type S = String;
@@ -45,11 +45,6 @@ pub(super) fn changelog(store: &str) -> String {
 /// The repartition topic with base name `base`, as the driver names it.
 pub(super) fn repartition(base: &str) -> String {
     format!("{APPLICATION_ID}-{base}-repartition")
-}
-
-/// Java's `s.substring(0, 1)`.
-fn first_char(s: &str) -> S {
-    s.chars().take(1).collect()
 }
 
 /// A key every input record of the scenario has (Java would throw on `null`).

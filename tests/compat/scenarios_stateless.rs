@@ -9,7 +9,9 @@ use streams_core::processor::{
 use streams_core::{Headers, Record, Result, StreamsBuilder};
 use streams_test::{TestRecord, TopologyTestDriver};
 
-use super::{Recorder, Scenario, ScenarioResult, input, java_list, jlen, scenario, show};
+use super::{
+    Recorder, Scenario, ScenarioResult, first_char, input, java_list, jlen, scenario, show,
+};
 
 type S = String;
 
@@ -52,11 +54,6 @@ fn pipe_four(driver: &TopologyTestDriver) {
 fn key(k: Option<&S>) -> S {
     k.cloned()
         .expect("every input record of this scenario has a key")
-}
-
-/// Java's `v.substring(0, 1)`.
-fn first_char(v: &str) -> S {
-    v.chars().take(1).collect()
 }
 
 fn filter() -> ScenarioResult {

@@ -1,5 +1,7 @@
 package compat.oracle;
 
+import static compat.oracle.RepartitionScenarios.counts;
+import static compat.oracle.RepartitionScenarios.longs;
 import static compat.oracle.StatefulScenarios.changelog;
 import static compat.oracle.StatefulScenarios.repartition;
 
@@ -49,15 +51,6 @@ final class OptimizationScenarios {
         final Properties props = Golden.defaultProps();
         optimize(value).accept(props);
         return b.build(props);
-    }
-
-    private static Materialized<String, Long, KeyValueStore<Bytes, byte[]>> counts(final String store) {
-        return Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as(store)
-            .withValueSerde(Serdes.Long());
-    }
-
-    private static Produced<String, Long> longs() {
-        return Produced.with(Serdes.String(), Serdes.Long());
     }
 
     /**

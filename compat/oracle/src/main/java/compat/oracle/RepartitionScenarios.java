@@ -37,12 +37,14 @@ import org.apache.kafka.streams.state.KeyValueStore;
 final class RepartitionScenarios {
     private RepartitionScenarios() {}
 
-    private static Materialized<String, Long, KeyValueStore<Bytes, byte[]>> counts(final String store) {
+    /** A count materialized as {@code store}, with long values. */
+    static Materialized<String, Long, KeyValueStore<Bytes, byte[]>> counts(final String store) {
         return Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as(store)
             .withValueSerde(Serdes.Long());
     }
 
-    private static Produced<String, Long> longs() {
+    /** String keys, long values. */
+    static Produced<String, Long> longs() {
         return Produced.with(Serdes.String(), Serdes.Long());
     }
 
