@@ -703,6 +703,17 @@ pub enum StreamsError {
         /// The store.
         store: String,
     },
+    /// A store was asked for something its kind does not do (Kafka's
+    /// `UnsupportedOperationException`).
+    #[error("store `{store}` does not support `{operation}`; use {instead}")]
+    StoreOperationNotSupported {
+        /// The store.
+        store: String,
+        /// What was asked.
+        operation: &'static str,
+        /// What to call instead.
+        instead: &'static str,
+    },
     /// A processor used a store it is not connected to.
     #[error(
         "processor `{node}` has no access to store `{store}`: the store is not connected to it; connect it with `add_state_store(.., &[\"{node}\"])` or `connect_processor_and_state_stores`"
@@ -1179,6 +1190,7 @@ mod tests {
             StreamsError::StoreIo { .. } => "StoreIo",
             StreamsError::StateDirCleanup { .. } => "StateDirCleanup",
             StreamsError::PersistentStoresNotEnabled { .. } => "PersistentStoresNotEnabled",
+            StreamsError::StoreOperationNotSupported { .. } => "StoreOperationNotSupported",
             StreamsError::NegativeChangelogTimestamp { .. } => "NegativeChangelogTimestamp",
             StreamsError::StoreNotConnected { .. } => "StoreNotConnected",
             StreamsError::UnsupportedForeignKeyJoinVersion { .. } => {
@@ -1475,6 +1487,11 @@ mod tests {
                 reason: s("Permission denied (os error 13)"),
             },
             StreamsError::PersistentStoresNotEnabled { store: s("counts") },
+            StreamsError::StoreOperationNotSupported {
+                store: s("sessions"),
+                operation: "find_sessions_ending_between",
+                instead: "find_sessions_in_range(.., earliest_end, latest_start) or all(); Kafka's RocksDB session store throws UnsupportedOperationException here too",
+            },
             StreamsError::StoreNotConnected {
                 node: s("p"),
                 store: s("st"),
@@ -1572,6 +1589,7 @@ mod tests {
         StoreIo: store `counts` cannot open its RocksDB files at /tmp/kafka-streams/app/0_0/rocksdb/counts: IO error: lock hold by current process; check that the directory can be created and written (`state.dir`), and that no other driver or application uses the same `state.dir` and `application.id` (RocksDB locks a store's directory)
         StateDirCleanup: cannot delete the state directory /tmp/kafka-streams/app at close: Permission denied (os error 13); delete it yourself, and check that nothing else uses it
         PersistentStoresNotEnabled: store `counts` is to be a persistent (RocksDB) store, but streams-core was built without its `rocksdb` feature; enable it (`streams-core = { version = "..", features = ["rocksdb"] }`) or keep the DSL's stores in memory (drop `dsl.store.suppliers.class` / `default.dsl.store` from the config)
+        StoreOperationNotSupported: store `sessions` does not support `find_sessions_ending_between`; use find_sessions_in_range(.., earliest_end, latest_start) or all(); Kafka's RocksDB session store throws UnsupportedOperationException here too
         StoreNotConnected: processor `p` has no access to store `st`: the store is not connected to it; connect it with `add_state_store(.., &["p"])` or `connect_processor_and_state_stores`
         UnsupportedForeignKeyJoinVersion: foreign-key join node `KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011` read a subscription of version 2 from `app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`, newer than the version 1 it reads; run the same version on every instance (upgrade the older ones first)
         InvalidVersionedStore: versioned store `v`: historyRetention cannot be negative (was -1 ms); give a history retention of zero or more

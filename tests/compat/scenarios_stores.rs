@@ -21,7 +21,13 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     scenario!(store_key_order),
     scenario!(driver_store_getters),
     scenario!(papi_store_caching),
+    #[cfg(feature = "rocksdb")]
+    scenario!(persistent_store_order),
 ];
+
+/// Scenarios that need RocksDB (the `rocksdb` feature of this crate): not
+/// registered without it, so their golden files are not missing scenarios.
+pub(super) const NEED_ROCKSDB: &[&str] = &["persistent_store_order"];
 
 /// The oracle's JSON key `{"id":n}`, whose text is what Kafka orders.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -621,5 +627,168 @@ fn papi_store_caching() -> ScenarioResult {
     g.output_as(&driver, "compat-ts-counts-changelog", StringSerde, I64Serde);
     g.output_as(&driver, "compat-windows-changelog", BytesSerde, I64Serde);
     g.output_as(&driver, "compat-sessions-changelog", BytesSerde, I64Serde);
+    g.finish(driver)
+}
+
+/// The oracle's `PersistentOrderProcessor`: writes each record into
+/// RocksDB window, timestamped window and session stores; a record with
+/// key 999 forwards, per query, what it returned.
+#[cfg(feature = "rocksdb")]
+struct PersistentOrder;
+
+#[cfg(feature = "rocksdb")]
+fn shown<K, V: Display>(found: KeyValueIterator<K, V>, show: impl Fn(K) -> String) -> String {
+    found
+        .map(|(k, v)| format!("{}={v}", show(k)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(feature = "rocksdb")]
+impl Processor<i64, S, S, S> for PersistentOrder {
+    fn process(&mut self, ctx: &mut ProcessorContext<'_, S, S>, r: Record<i64, S>) -> Result<()> {
+        let (Some(k), Some(v)) = (r.key, r.value) else {
+            return Ok(());
+        };
+        let t = r.timestamp;
+        if k == 999 {
+            return self.dump(ctx, t);
+        }
+        let start = t / 10 * 10;
+        ctx.window_store::<i64, S>("window")?.put(k, v.clone(), start)?;
+        ctx.timestamped_window_store::<i64, S>("timestamped")?
+            .put(k, v.clone(), t, start)?;
+        ctx.session_store::<i64, S>("session")?.put(
+            Windowed::new(k, streams_core::dsl::Window::new((t - 3).max(0), t)),
+            v,
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+impl PersistentOrder {
+    #[allow(clippy::reversed_empty_ranges)]
+    fn dump(&self, ctx: &mut ProcessorContext<'_, S, S>, ts: i64) -> Result<()> {
+        let mut out: Vec<(&str, String)> = Vec::new();
+        {
+            let w = ctx.window_store::<i64, S>("window")?;
+            out.push(("window.all", shown(w.all()?, windowed)));
+            out.push(("window.backwardAll", shown(w.backward_all()?, windowed)));
+            out.push((
+                "window.fetchAll(0,200000)",
+                shown(w.fetch_all(0..=200_000)?, windowed),
+            ));
+            out.push((
+                "window.fetch(1,-2,0,400000)",
+                shown(w.fetch_range(1..=-2, 0..=400_000)?, windowed),
+            ));
+            out.push((
+                "window.backwardFetch(0,10,0,400000)",
+                shown(w.backward_fetch_range(0..=10, 0..=400_000)?, windowed),
+            ));
+            out.push((
+                "window.fetch(1,0,400000)",
+                shown(w.fetch(&1, 0..=400_000)?, num),
+            ));
+            out.push((
+                "window.fetch(-1,0,400000)",
+                shown(w.fetch(&-1, 0..=400_000)?, num),
+            ));
+            out.push((
+                "window.fetch(2,0)",
+                w.get(&2, 0)?.unwrap_or_else(|| "null".to_owned()),
+            ));
+        }
+        {
+            let w = ctx.timestamped_window_store::<i64, S>("timestamped")?;
+            let all = w
+                .all()?
+                .map(|(k, v)| format!("{}={}/{}", windowed(k), v.value, v.timestamp))
+                .collect::<Vec<_>>()
+                .join(",");
+            out.push(("timestamped.all", all));
+        }
+        {
+            let s = ctx.session_store::<i64, S>("session")?;
+            out.push(("session.fetch(1,-2)", shown(s.fetch_range(1..=-2)?, windowed)));
+            out.push(("session.fetch(-1)", shown(s.fetch(&-1)?, windowed)));
+            out.push((
+                "session.findSessions(0,10,0,400000)",
+                shown(s.find_sessions_in_range(0..=10, 0, 400_000)?, windowed),
+            ));
+            out.push((
+                "session.backwardFindSessions(1,100000,400000)",
+                shown(s.backward_find_sessions(&1, 100_000, 400_000)?, windowed),
+            ));
+            out.push((
+                "session.fetchSession(2,2,5)",
+                s.fetch_session(&2, 2, 5)?.unwrap_or_else(|| "null".to_owned()),
+            ));
+        }
+        for (query, result) in out {
+            ctx.forward(Record::new(Some(query.to_owned()), Some(result), ts))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+fn persistent_store_order() -> ScenarioResult {
+    let mut g = Recorder::new();
+    let retention = Duration::from_secs(200);
+    let size = Duration::from_millis(10);
+    let mut t = Topology::new();
+    t.add_source_with_serdes::<i64, S>("Source", "in", I64Serde, StringSerde)?
+        .add_processor("Order", || PersistentOrder, &["Source"])?
+        .add_state_store(
+            Stores::persistent_window_store_builder(
+                "window", retention, size, false, I64Serde, StringSerde,
+            ),
+            &["Order"],
+        )?
+        .add_state_store(
+            Stores::persistent_timestamped_window_store_builder(
+                "timestamped",
+                retention,
+                size,
+                false,
+                I64Serde,
+                StringSerde,
+            ),
+            &["Order"],
+        )?
+        .add_state_store(
+            Stores::persistent_session_store_builder("session", retention, I64Serde, StringSerde),
+            &["Order"],
+        )?
+        .add_sink_with_serdes::<S, S>("Sink", "order", StringSerde, StringSerde, &["Order"])?;
+    let dir = std::env::temp_dir().join(format!("compat-persistent-{}", std::process::id()));
+    let config = super::config().with_property("state.dir", dir.to_string_lossy());
+    let driver = g.start_with(t, config)?;
+    let i = driver.create_input_topic_with_time("in", I64Serde, StringSerde, 0, Duration::ZERO);
+    for (k, v, ts) in [
+        (1_i64, "a", 1),
+        (-1, "ab", 2),
+        (2, "b", 5),
+        (-2, "c", 4),
+        (0, "Z", 12),
+        (10, "abc", 13),
+        (-10, "aa", 14),
+        (1, "a2", 100_005),
+        (-1, "x", 150_000),
+        (2, "late", 7),
+        (0, "z2", 199_999),
+        (999, "dump", 199_999),
+        (3, "d", 250_000),
+        (999, "dump", 250_000),
+        (4, "e", 310_000),
+        (5, "f", 120_000),
+        (6, "gone", 50_000),
+        (999, "dump", 310_000),
+    ] {
+        i.pipe_key_value_at(k, v, ts);
+    }
+    g.output(&driver, "order");
     g.finish(driver)
 }

@@ -877,7 +877,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
 
 /// The error of a persistent store used before its task started it.
 #[cfg(feature = "rocksdb")]
-fn not_open(store: &str) -> StreamsError {
+pub(crate) fn not_open(store: &str) -> StreamsError {
     StreamsError::StoreIo {
         store: store.to_owned(),
         path: std::path::PathBuf::new(),

@@ -45,7 +45,11 @@ use super::{
     BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, PendingWrites, StateStore,
     StoreContext, StoreKind, StoreParts, Stores,
 };
-use crate::error::Result;
+use crate::error::{Result, StreamsError};
+#[cfg(feature = "rocksdb")]
+use super::key_value::not_open;
+#[cfg(feature = "rocksdb")]
+use super::rocksdb::KeySchema;
 use crate::record::RawRecord;
 use crate::serde::Serde;
 use crate::time::read_i64;
@@ -103,6 +107,11 @@ pub struct SessionStore<K, V> {
     /// Whether the DSL operator writing it keeps Kafka's record cache in
     /// front of it (see `crate::dsl::cache`).
     pub(crate) caching: bool,
+    /// Whether the store keeps its sessions in RocksDB, in segments by
+    /// session end (opened at `init`).
+    persistent: bool,
+    #[cfg(feature = "rocksdb")]
+    rocks: Option<super::rocksdb::RocksSegmented>,
 }
 
 fn session_suffix(window: &Window) -> [u8; 2 * TIMESTAMP_SIZE] {
@@ -123,22 +132,35 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             changelog,
             pending: None,
             caching: false,
+            persistent: false,
+            #[cfg(feature = "rocksdb")]
+            rocks: None,
         }
+    }
+
+    /// Where the store keeps its sessions: in RocksDB when `persistent`
+    /// (an error without the `rocksdb` feature).
+    fn set_persistent(&mut self, persistent: bool) -> Result<()> {
+        if persistent && !cfg!(feature = "rocksdb") {
+            return Err(StreamsError::PersistentStoresNotEnabled {
+                store: self.name.clone(),
+            });
+        }
+        self.persistent = persistent;
+        Ok(())
     }
 
     /// Puts without writing the changelog (the record cache writes it at
     /// its flush, [`SessionStore::log_value`]).
     pub(crate) fn put_unlogged(&mut self, session: Windowed<K>, value: V) -> Result<()> {
         let key = self.order.ordered(session.key)?;
-        self.apply(key, session.window, Some(value));
-        Ok(())
+        self.apply(key, session.window, Some(value))
     }
 
     /// Removes without writing the changelog.
     pub(crate) fn remove_unlogged(&mut self, session: &Windowed<K>) -> Result<()> {
         let key = self.order.ordered(session.key.clone())?;
-        self.remove_entry(&key, &session.window);
-        Ok(())
+        self.remove_entry(&key, &session.window)
     }
 
     /// Writes `value` (a tombstone for `None`) for `session` to the
@@ -178,8 +200,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         let key = self.order.ordered(key)?;
         if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
             pending.write((key.clone(), window), Some(value.clone()), ctx.timestamp());
-            self.apply(key, window, Some(value));
-            return Ok(());
+            return self.apply(key, window, Some(value));
         }
         let encoded = self.changelog.encode_raw_with(
             &key.key,
@@ -187,7 +208,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             &session_suffix(&window),
             Some(&value),
         )?;
-        self.apply(key, window, Some(value));
+        self.apply(key, window, Some(value))?;
         self.changelog.log_raw(encoded, None);
         Ok(())
     }
@@ -201,8 +222,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         let key = self.order.ordered(session.key.clone())?;
         if let (Some(pending), Some((_, ctx))) = (&mut self.pending, &self.changelog.sink) {
             pending.write((key.clone(), session.window), None, ctx.timestamp());
-            self.remove_entry(&key, &session.window);
-            return Ok(());
+            return self.remove_entry(&key, &session.window);
         }
         let encoded = self.changelog.encode_raw_with(
             &key.key,
@@ -210,18 +230,27 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             &session_suffix(&session.window),
             None,
         )?;
-        self.remove_entry(&key, &session.window);
+        self.remove_entry(&key, &session.window)?;
         self.changelog.log_raw(encoded, None);
         Ok(())
     }
 
-    fn remove_entry(&mut self, key: &OrderedKey<K>, window: &Window) {
+    /// Kafka's `remove(sessionKey)`, without logging (on RocksDB it moves
+    /// stream time, as Kafka's does).
+    fn remove_entry(&mut self, key: &OrderedKey<K>, window: &Window) -> Result<()> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            self.observed_stream_time = self.observed_stream_time.max(window.end);
+            let store_key = self.store_key(key, window)?;
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            return db.remove(&store_key);
+        }
         let end = window.end;
         let Some(keys) = self.sessions.get_mut(&end) else {
-            return;
+            return Ok(());
         };
         let Some(starts) = keys.get_mut(key) else {
-            return;
+            return Ok(());
         };
         starts.remove(&window.start);
         if starts.is_empty() {
@@ -230,12 +259,25 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
                 self.sessions.remove(&end);
             }
         }
+        Ok(())
     }
 
-    /// Kafka's `InMemorySessionStore.put`, without logging.
-    fn apply(&mut self, key: OrderedKey<K>, window: Window, value: Option<V>) {
+    /// Kafka's `InMemorySessionStore.put` (or `RocksDBSessionStore.put`),
+    /// without logging.
+    fn apply(&mut self, key: OrderedKey<K>, window: Window, value: Option<V>) -> Result<()> {
         let end = window.end;
         self.observed_stream_time = self.observed_stream_time.max(end);
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let store_key = self.store_key(&key, &window)?;
+            let bytes = value
+                .as_ref()
+                .map(|v| self.changelog.value_bytes(self.order.topic(), v))
+                .transpose()?;
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            db.put(&store_key, bytes.as_deref())?;
+            return Ok(());
+        }
         if end > self.expired_up_to() {
             match value {
                 Some(v) => {
@@ -246,11 +288,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
                         .or_default()
                         .insert(window.start, v);
                 }
-                None => self.remove_entry(&key, &window),
+                None => self.remove_entry(&key, &window)?,
             }
         }
         let min_live = self.min_live_end().max(0);
         self.sessions = self.sessions.split_off(&min_live);
+        Ok(())
     }
 
     /// The live sessions whose end is at or after `earliest_end`, by end.
@@ -273,10 +316,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         K: std::borrow::Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
+        let key = self.order.ordered(key.to_owned())?;
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let store_key = self.store_key(&key, &Window::new(start, end))?;
+            let db = self.rocks()?;
+            return db
+                .get(&store_key)?
+                .map(|b| self.decode_value(db, &b))
+                .transpose();
+        }
         if end <= self.expired_up_to() {
             return Ok(None);
         }
-        let key = self.order.ordered(key.to_owned())?;
         Ok((|| {
             self.sessions.get(&end)?.get(&key)?.get(&start).cloned()
         })())
@@ -293,9 +345,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         earliest_end: i64,
         latest_start: i64,
         forward: bool,
-    ) -> KeyValueIterator<Windowed<K>, V> {
+    ) -> Result<KeyValueIterator<Windowed<K>, V>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.persistent_find(keys, earliest_end, latest_start, forward);
+        }
         if empty_range(keys.0.as_ref(), keys.1.as_ref()) {
-            return KeyValueIterator::default();
+            return Ok(KeyValueIterator::default());
         }
         let mut found = Vec::new();
         for (&end, by_key) in self.ends_from(earliest_end) {
@@ -311,7 +367,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         if !forward {
             found.reverse();
         }
-        found.into()
+        Ok(found.into())
     }
 
     /// The key `key` as a range of one key.
@@ -353,12 +409,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         K: std::borrow::Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
-        Ok(self.find(
+        self.find(
             self.one_key(key)?,
             earliest_session_end,
             latest_session_start,
             true,
-        ))
+        )
     }
 
     /// As [`SessionStore::find_sessions`], in the reverse order (latest
@@ -377,12 +433,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         K: std::borrow::Borrow<Q>,
         Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
-        Ok(self.find(
+        self.find(
             self.one_key(key)?,
             earliest_session_end,
             latest_session_start,
             false,
-        ))
+        )
     }
 
     /// The sessions of the keys in `keys` that end at or after
@@ -404,12 +460,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         Q: Ord + ToOwned<Owned = K> + ?Sized,
         R: RangeBounds<Q>,
     {
-        Ok(self.find(
+        self.find(
             self.key_range(&keys)?,
             earliest_session_end,
             latest_session_start,
             true,
-        ))
+        )
     }
 
     /// Every key's sessions that end between `earliest_session_end` and
@@ -424,6 +480,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         earliest_session_end: i64,
         latest_session_end: i64,
     ) -> Result<KeyValueIterator<Windowed<K>, V>> {
+        if self.persistent {
+            return Err(StreamsError::StoreOperationNotSupported {
+                store: self.name.clone(),
+                operation: "find_sessions_ending_between",
+                instead: "find_sessions_in_range(.., earliest_end, latest_start) or all(); Kafka's RocksDB session store throws UnsupportedOperationException here too",
+            });
+        }
         let mut found = Vec::new();
         for (&end, by_key) in self
             .ends_from(earliest_session_end)
@@ -472,11 +535,23 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     /// # Errors
     /// None for a store in memory.
     pub fn all(&self) -> Result<KeyValueIterator<Windowed<K>, V>> {
+        if self.persistent {
+            // Kafka's `fetch(null, null)`: sessions ending from 0 on.
+            return self.find(
+                (Bound::Unbounded, Bound::Unbounded),
+                0,
+                i64::MAX,
+                true,
+            );
+        }
         self.find_sessions_ending_between(i64::MIN, i64::MAX)
     }
 
     /// How many live sessions there are.
     pub fn approximate_num_entries(&self) -> u64 {
+        if self.persistent {
+            return self.all().map_or(0, |all| all.count() as u64);
+        }
         self.ends_from(i64::MIN)
             .flat_map(|(_, keys)| keys.values())
             .map(|starts| starts.len() as u64)
@@ -534,15 +609,106 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
             match &record.value {
                 Some(bytes) => {
                     let value = self.changelog.decode_value(&topic, offset, bytes)?;
-                    self.apply(k, window, Some(value));
+                    self.apply(k, window, Some(value))?;
                 }
-                // A removal, as the live store did it: without moving
-                // stream time (Kafka's restore replays it as a put of
-                // null, which does).
-                None => self.remove_entry(&k, &window),
+                // Kafka's RocksDB store replays a tombstone as a put of
+                // null, which moves stream time.
+                None if self.persistent => self.apply(k, window, None)?,
+                // A removal, as the live in-memory store did it: without
+                // moving stream time.
+                None => self.remove_entry(&k, &window)?,
             }
         }
         Ok(())
+    }
+}
+
+/// The RocksDB side of a persistent session store: Kafka's
+/// `RocksDBSessionStore` over its segmented bytes store.
+#[cfg(feature = "rocksdb")]
+impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
+    /// The database; an error before `init`.
+    fn rocks(&self) -> Result<&super::rocksdb::RocksSegmented> {
+        self.rocks.as_ref().ok_or_else(|| not_open(&self.name))
+    }
+
+    fn key_bytes(&self, key: &OrderedKey<K>) -> Result<Vec<u8>> {
+        match &key.bytes {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => self.order.bytes(&key.key),
+        }
+    }
+
+    /// Kafka's session key: the key's bytes, the session end and start.
+    fn store_key(&self, key: &OrderedKey<K>, window: &Window) -> Result<Vec<u8>> {
+        let mut out = self.key_bytes(key)?;
+        out.extend_from_slice(&session_suffix(window));
+        Ok(out)
+    }
+
+    fn decode_value(&self, db: &super::rocksdb::RocksSegmented, bytes: &[u8]) -> Result<V> {
+        self.changelog
+            .value_serde
+            .deserialize(self.order.topic(), bytes)
+            .map_err(|e| db.db().corrupt(e.to_string()))
+    }
+
+    /// Kafka's `findSessions(keyFrom, keyTo, earliestSessionEndTime,
+    /// latestSessionStartTime)` on RocksDB: segment by segment (by session
+    /// end), then by key bytes, end and start. An excluded bound (a Rust
+    /// range's) is the inclusive one without that key.
+    fn persistent_find(
+        &self,
+        keys: (Bound<OrderedKey<K>>, Bound<OrderedKey<K>>),
+        earliest_end: i64,
+        latest_start: i64,
+        forward: bool,
+    ) -> Result<KeyValueIterator<Windowed<K>, V>> {
+        let bound_bytes = |b: &Bound<OrderedKey<K>>| -> Result<Bound<Vec<u8>>> {
+            Ok(match b {
+                Bound::Included(k) => Bound::Included(self.key_bytes(k)?),
+                Bound::Excluded(k) => Bound::Excluded(self.key_bytes(k)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let (from, to) = (bound_bytes(&keys.0)?, bound_bytes(&keys.1)?);
+        let inclusive = |b: &Bound<Vec<u8>>| match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
+            Bound::Unbounded => None,
+        };
+        let db = self.rocks()?;
+        let (key_from, key_to) = (inclusive(&from), inclusive(&to));
+        let found = match (&key_from, &key_to) {
+            (Some(f), Some(t)) if f == t => db.fetch_key(f, earliest_end, latest_start, forward)?,
+            _ => db.fetch_keys(
+                key_from.as_deref(),
+                key_to.as_deref(),
+                earliest_end,
+                latest_start,
+                forward,
+            )?,
+        };
+        let mut out = Vec::with_capacity(found.len());
+        for (store_key, value) in found {
+            let key_bytes = KeySchema::Session.key_bytes(&store_key);
+            let excluded = matches!(&from, Bound::Excluded(f) if key_bytes == f.as_slice())
+                || matches!(&to, Bound::Excluded(t) if key_bytes == t.as_slice());
+            if excluded {
+                continue;
+            }
+            let key = self
+                .changelog
+                .key_serde
+                .deserialize(self.order.topic(), key_bytes)
+                .map_err(|e| db.db().corrupt(e.to_string()))?;
+            let end = KeySchema::Session.segment_timestamp(&store_key);
+            let start = read_i64(&store_key, key_bytes.len() + TIMESTAMP_SIZE).unwrap_or(-1);
+            out.push((
+                Windowed::new(key, Window::new(start, end)),
+                self.decode_value(db, &value)?,
+            ));
+        }
+        Ok(out.into())
     }
 }
 
@@ -560,7 +726,29 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for SessionStore<K
         let name = self.name.clone();
         self.changelog.init(&name, context);
         self.order.set_topic(context.changelog_topic(&name));
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            // Kafka keeps a segmented store's files in `<task>/<store>`.
+            let path = context.state_dir().join(&self.name);
+            self.rocks = Some(super::rocksdb::RocksSegmented::open(
+                &self.name,
+                &path,
+                KeySchema::Session,
+                self.retention_ms,
+                super::rocksdb::default_segment_interval(self.retention_ms),
+            )?);
+        }
         Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        #[cfg(feature = "rocksdb")]
+        {
+            self.rocks = None;
+        }
+        Ok(())
+    }
+    fn persistent(&self) -> bool {
+        self.persistent
     }
     /// Logs the writes the record cache held, Kafka's caching session
     /// store's flush: per session its latest value (a tombstone for a
@@ -621,6 +809,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for SessionStore<K,
         let mut store = SessionStore::new(name, retention_ms, parts.changelog);
         store.caching = parts.caching;
         store.pending = parts.cache.then(PendingWrites::new);
+        store.set_persistent(parts.persistent)?;
         Ok(store)
     }
 }
@@ -648,6 +837,41 @@ impl Stores {
             Some(Arc::new(key_serde)),
             Some(Arc::new(value_serde)),
         )
+        .with_persistent(Some(false))
+    }
+
+    /// A builder of [`SessionStore`]s kept in RocksDB (feature
+    /// `rocksdb`), Kafka's `sessionStoreBuilder(persistentSessionStore(name,
+    /// retention), ..)`: the store's files are under
+    /// `<state.dir>/<application.id>/<task>/<name>`, in segments of
+    /// `max(retention / 2, 60 s)` by session end, as Kafka's. Reads across
+    /// keys go segment by segment (oldest first), then by the keys'
+    /// serialized bytes, session end and start, as Kafka's RocksDB store
+    /// gives them; `find_sessions_ending_between` is refused, as Kafka's
+    /// RocksDB store refuses it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::Stores;
+    ///
+    /// let builder = Stores::persistent_session_store_builder("visits", Duration::from_secs(60), StringSerde, I64Serde);
+    /// # let _ = builder;
+    /// ```
+    #[cfg(feature = "rocksdb")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rocksdb")))]
+    pub fn persistent_session_store_builder<K, V>(
+        name: &str,
+        retention: Duration,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> SessionStoreBuilder<K, V>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        Self::session_store_builder(name, retention, key_serde, value_serde)
+            .with_persistent(Some(true))
     }
 }
 

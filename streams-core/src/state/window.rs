@@ -63,6 +63,11 @@ use crate::record::{RawRecord, Record};
 use crate::serde::Serde;
 use crate::time::{Window, Windowed};
 
+#[cfg(feature = "rocksdb")]
+use super::key_value::not_open;
+#[cfg(feature = "rocksdb")]
+use super::rocksdb::KeySchema;
+
 const SEQNUM_SIZE: usize = 4;
 const TIMESTAMP_SIZE: usize = 8;
 
@@ -188,6 +193,15 @@ struct WindowCore<K, S, V> {
     /// Kafka's record cache of a Processor API store (`super::store_cache`):
     /// the writes the next commit logs, by key and window start.
     pending: Option<PendingWrites<(OrderedKey<K>, i64), S>>,
+    /// Whether a stored value has a timestamp (kept in RocksDB before the
+    /// value, as Kafka's timestamped stores write it).
+    #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+    timestamped: bool,
+    /// Whether the store keeps its entries in RocksDB, in segments (opened
+    /// at `init`).
+    persistent: bool,
+    #[cfg(feature = "rocksdb")]
+    rocks: Option<super::rocksdb::RocksSegmented>,
 }
 
 /// Entries of a window store as reads return them: `(window start,
@@ -230,8 +244,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             self.changelog
                 .check_timestamp(value.as_ref().and_then(|s| (self.to_log)(s).1))?;
             pending.write((key.clone(), window_start), value.clone(), ctx.timestamp());
-            self.apply(key, value, window_start, 0);
-            return Ok(());
+            return self.apply(key, value, window_start, 0);
         }
         let logged = value.as_ref().map(|s| (self.to_log)(s));
         let encoded = self.changelog.encode_raw_with(
@@ -243,7 +256,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         let timestamp = logged.and_then(|(_, ts)| ts);
         self.changelog.check_timestamp(timestamp)?;
         let seqnum = self.next_seqnum();
-        self.apply(key, value, window_start, seqnum);
+        self.apply(key, value, window_start, seqnum)?;
         self.changelog.log_raw(encoded, timestamp);
         Ok(())
     }
@@ -276,9 +289,27 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         Ok(())
     }
 
-    /// Kafka's `InMemoryWindowStore.put`, without logging.
-    fn apply(&mut self, key: OrderedKey<K>, value: Option<S>, window_start: i64, seqnum: u32) {
+    /// Kafka's `InMemoryWindowStore.put` (or `RocksDBWindowStore.put`),
+    /// without logging.
+    fn apply(
+        &mut self,
+        key: OrderedKey<K>,
+        value: Option<S>,
+        window_start: i64,
+        seqnum: u32,
+    ) -> Result<()> {
         self.observed_stream_time = self.observed_stream_time.max(window_start);
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            if value.is_none() && self.retain_duplicates {
+                return Ok(());
+            }
+            let store_key = self.store_key(&key, window_start, seqnum)?;
+            let bytes = value.as_ref().map(|s| self.encode(s)).transpose()?;
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            db.put(&store_key, bytes.as_deref())?;
+            return Ok(());
+        }
         if window_start > self.expired_up_to() {
             match value {
                 Some(v) => {
@@ -302,13 +333,27 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         // Kafka keeps segments from max(0, stream time - retention + 1).
         let min_live = self.min_live().max(0);
         self.segments = self.segments.split_off(&min_live);
+        Ok(())
     }
 
-    fn get(&self, key: &OrderedKey<K>, window_start: i64) -> Option<&S> {
-        if window_start <= self.expired_up_to() {
-            return None;
+    fn get(&self, key: &OrderedKey<K>, window_start: i64) -> Result<Option<S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let store_key = self.store_key(key, window_start, 0)?;
+            let db = self.rocks()?;
+            return db
+                .get(&store_key)?
+                .map(|b| self.decode(db, &b))
+                .transpose();
         }
-        self.segments.get(&window_start)?.get(&(key.clone(), 0))
+        if window_start <= self.expired_up_to() {
+            return Ok(None);
+        }
+        Ok(self
+            .segments
+            .get(&window_start)
+            .and_then(|segment| segment.get(&(key.clone(), 0)))
+            .cloned())
     }
 
     fn segments_in(
@@ -326,15 +371,30 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
 
     /// The values of `key` in the windows starting within `bounds`, by
     /// start (and sequence number).
-    fn fetch(&self, key: &OrderedKey<K>, bounds: Option<(i64, i64)>) -> ByStart<S> {
+    fn fetch(&self, key: &OrderedKey<K>, bounds: Option<(i64, i64)>) -> Result<ByStart<S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let Some((lo, hi)) = bounds else {
+                return Ok(Vec::new());
+            };
+            let key_bytes = self.key_bytes(key)?;
+            let db = self.rocks()?;
+            let mut out = Vec::new();
+            for (store_key, value) in db.fetch_key(&key_bytes, lo, hi, true)? {
+                let start = KeySchema::Window.segment_timestamp(&store_key);
+                out.push((start, self.decode(db, &value)?));
+            }
+            return Ok(out);
+        }
         let (from, to) = ((key.clone(), 0), (key.clone(), u32::MAX));
-        self.segments_in(bounds)
+        Ok(self
+            .segments_in(bounds)
             .flat_map(|(&start, segment)| {
                 segment
                     .range(from.clone()..=to.clone())
                     .map(move |(_, v)| (start, v.clone()))
             })
-            .collect()
+            .collect())
     }
 
     fn windowed(&self, start: i64, key: &K) -> Windowed<K> {
@@ -348,9 +408,13 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         &self,
         keys: (Bound<OrderedKey<K>>, Bound<OrderedKey<K>>),
         bounds: Option<(i64, i64)>,
-    ) -> ByWindow<K, S> {
+    ) -> Result<ByWindow<K, S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.persistent_fetch_range(keys, bounds);
+        }
         if empty_range(keys.0.as_ref(), keys.1.as_ref()) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let start = match keys.0 {
             Bound::Included(k) => Bound::Included((k, 0)),
@@ -362,20 +426,40 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             Bound::Excluded(k) => Bound::Excluded((k, 0)),
             Bound::Unbounded => Bound::Unbounded,
         };
-        self.segments_in(bounds)
+        Ok(self
+            .segments_in(bounds)
             .flat_map(|(&window_start, segment)| {
                 segment
                     .range((start.clone(), end.clone()))
                     .map(move |((k, _), v)| (self.windowed(window_start, &k.key), v.clone()))
             })
-            .collect()
+            .collect())
     }
 
-    fn fetch_all(&self, bounds: Option<(i64, i64)>) -> ByWindow<K, S> {
+    /// Every key's entries in the windows starting within `bounds`: by
+    /// window start, then key in memory; segment by segment, then by key
+    /// bytes and window start in RocksDB, as Kafka's stores give them.
+    fn fetch_all(&self, bounds: Option<(i64, i64)>) -> Result<ByWindow<K, S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let Some((lo, hi)) = bounds else {
+                return Ok(Vec::new());
+            };
+            let db = self.rocks()?;
+            return db
+                .fetch_all(lo, hi, true)?
+                .iter()
+                .map(|(k, v)| self.decode_entry(db, k, v))
+                .collect();
+        }
         self.fetch_range((Bound::Unbounded, Bound::Unbounded), bounds)
     }
 
     fn len(&self) -> usize {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.fetch_all(Some((0, i64::MAX))).map_or(0, |all| all.len());
+        }
         self.segments_in(Some((i64::MIN, i64::MAX)))
             .map(|(_, s)| s.len())
             .sum()
@@ -414,7 +498,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             if self.retain_duplicates {
                 self.seqnum = self.seqnum.max(seqnum);
             }
-            self.apply(k, value, start, seqnum);
+            self.apply(k, value, start, seqnum)?;
         }
         Ok(())
     }
@@ -445,12 +529,12 @@ macro_rules! window_store_common {
                 if self.core.retain_duplicates {
                     return Ok(self
                         .core
-                        .fetch(&key, Some((window_start, window_start)))
+                        .fetch(&key, Some((window_start, window_start)))?
                         .into_iter()
                         .next()
                         .map(|(_, v)| v));
                 }
-                Ok(self.core.get(&key, window_start).cloned())
+                self.core.get(&key, window_start)
             }
 
             /// The values of `key` in the windows starting in `range` (for
@@ -469,7 +553,7 @@ macro_rules! window_store_common {
                 Q: Ord + ToOwned<Owned = K> + ?Sized,
             {
                 let key = self.core.order.ordered(key.to_owned())?;
-                Ok(self.core.fetch(&key, time_bounds(range)).into())
+                Ok(self.core.fetch(&key, time_bounds(range))?.into())
             }
 
             /// As [`fetch`](Self::fetch), latest window first, Kafka's
@@ -514,7 +598,7 @@ macro_rules! window_store_common {
                     order.bound(owned_bound(keys.start_bound()))?,
                     order.bound(owned_bound(keys.end_bound()))?,
                 );
-                Ok(self.core.fetch_range(keys, time_bounds(times)).into())
+                Ok(self.core.fetch_range(keys, time_bounds(times))?.into())
             }
 
             /// As [`fetch_range`](Self::fetch_range), in the reverse
@@ -548,7 +632,7 @@ macro_rules! window_store_common {
                 &self,
                 range: impl RangeBounds<i64>,
             ) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
-                Ok(self.core.fetch_all(time_bounds(range)).into())
+                Ok(self.core.fetch_all(time_bounds(range))?.into())
             }
 
             /// As [`fetch_all`](Self::fetch_all), in the reverse order,
@@ -560,7 +644,7 @@ macro_rules! window_store_common {
                 &self,
                 range: impl RangeBounds<i64>,
             ) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
-                let mut found = self.core.fetch_all(time_bounds(range));
+                let mut found = self.core.fetch_all(time_bounds(range))?;
                 found.reverse();
                 Ok(found.into())
             }
@@ -571,6 +655,10 @@ macro_rules! window_store_common {
             /// # Errors
             /// None for a store in memory.
             pub fn all(&self) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
+                if self.core.persistent {
+                    // Kafka's RocksDB store reads from window start 0 on.
+                    return self.fetch_all(0..);
+                }
                 self.fetch_all(..)
             }
 
@@ -580,6 +668,9 @@ macro_rules! window_store_common {
             /// # Errors
             /// None for a store in memory.
             pub fn backward_all(&self) -> Result<KeyValueIterator<Windowed<K>, $stored>> {
+                if self.core.persistent {
+                    return self.backward_fetch_all(0..);
+                }
                 self.backward_fetch_all(..)
             }
 
@@ -661,10 +752,14 @@ macro_rules! window_store_common {
                 super::key_value_types::<K, V>()
             }
             fn init(&mut self, context: &StoreContext) -> Result<()> {
-                let name = self.core.name.clone();
-                self.core.changelog.init(&name, context);
-                self.core.order.set_topic(context.changelog_topic(&name));
+                self.core.init(context)
+            }
+            fn close(&mut self) -> Result<()> {
+                self.core.close();
                 Ok(())
+            }
+            fn persistent(&self) -> bool {
+                self.core.persistent
             }
             fn commit(&mut self) -> Result<()> {
                 self.core.commit()
@@ -725,7 +820,175 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             to_log,
             from_log,
             pending: None,
+            timestamped: false,
+            persistent: false,
+            #[cfg(feature = "rocksdb")]
+            rocks: None,
         }
+    }
+
+    /// A store whose values carry timestamps.
+    fn timestamped(mut self) -> Self {
+        self.timestamped = true;
+        self
+    }
+
+    /// Where the store keeps its entries: in RocksDB when `persistent`
+    /// (an error without the `rocksdb` feature).
+    fn set_persistent(&mut self, persistent: bool) -> Result<()> {
+        if persistent && !cfg!(feature = "rocksdb") {
+            return Err(StreamsError::PersistentStoresNotEnabled {
+                store: self.name.clone(),
+            });
+        }
+        self.persistent = persistent;
+        Ok(())
+    }
+
+    fn init(&mut self, context: &StoreContext) -> Result<()> {
+        let name = self.name.clone();
+        self.changelog.init(&name, context);
+        self.order.set_topic(context.changelog_topic(&name));
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            // Kafka keeps a segmented store's files in `<task>/<store>`.
+            let path = context.state_dir().join(&self.name);
+            let db = super::rocksdb::RocksSegmented::open(
+                &self.name,
+                &path,
+                KeySchema::Window,
+                self.retention_ms,
+                super::rocksdb::default_segment_interval(self.retention_ms),
+            )?;
+            self.rocks = Some(db);
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        #[cfg(feature = "rocksdb")]
+        {
+            self.rocks = None;
+        }
+    }
+}
+
+/// The RocksDB side of a persistent window store: Kafka's
+/// `RocksDBWindowStore` over its segmented bytes store.
+#[cfg(feature = "rocksdb")]
+impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
+    /// The database; an error before `init`.
+    fn rocks(&self) -> Result<&super::rocksdb::RocksSegmented> {
+        self.rocks.as_ref().ok_or_else(|| not_open(&self.name))
+    }
+
+    fn key_bytes(&self, key: &OrderedKey<K>) -> Result<Vec<u8>> {
+        match &key.bytes {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => self.order.bytes(&key.key),
+        }
+    }
+
+    /// Kafka's window store key: the key's bytes, the window start and
+    /// the sequence number, big-endian.
+    fn store_key(&self, key: &OrderedKey<K>, window_start: i64, seqnum: u32) -> Result<Vec<u8>> {
+        let mut out = self.key_bytes(key)?;
+        out.extend_from_slice(&window_start.to_be_bytes());
+        out.extend_from_slice(&seqnum.to_be_bytes());
+        Ok(out)
+    }
+
+    /// A stored value's bytes: the value's, after its timestamp (8 bytes
+    /// big-endian) in a timestamped store.
+    fn encode(&self, stored: &S) -> Result<Vec<u8>> {
+        let (v, ts) = (self.to_log)(stored);
+        let value = self.changelog.value_bytes(self.order.topic(), v)?;
+        if !self.timestamped {
+            return Ok(value);
+        }
+        let mut out = Vec::with_capacity(TIMESTAMP_SIZE + value.len());
+        out.extend_from_slice(&ts.unwrap_or(-1).to_be_bytes());
+        out.extend_from_slice(&value);
+        Ok(out)
+    }
+
+    fn decode(&self, db: &super::rocksdb::RocksSegmented, bytes: &[u8]) -> Result<S> {
+        let (ts, value) = if self.timestamped {
+            let Some(ts) = crate::time::read_i64(bytes, 0) else {
+                return Err(db
+                    .db()
+                    .corrupt("a value shorter than its 8-byte timestamp".to_owned()));
+            };
+            (ts, &bytes[TIMESTAMP_SIZE..])
+        } else {
+            (-1, bytes)
+        };
+        let v = self
+            .changelog
+            .value_serde
+            .deserialize(self.order.topic(), value)
+            .map_err(|e| db.db().corrupt(e.to_string()))?;
+        Ok((self.from_log)(v, ts))
+    }
+
+    /// A windowed key and its value from a store key and value.
+    fn decode_entry(
+        &self,
+        db: &super::rocksdb::RocksSegmented,
+        store_key: &[u8],
+        value: &[u8],
+    ) -> Result<(Windowed<K>, S)> {
+        let key = self
+            .changelog
+            .key_serde
+            .deserialize(self.order.topic(), KeySchema::Window.key_bytes(store_key))
+            .map_err(|e| db.db().corrupt(e.to_string()))?;
+        let start = KeySchema::Window.segment_timestamp(store_key);
+        Ok((self.windowed(start, &key), self.decode(db, value)?))
+    }
+
+    /// Kafka's `fetch(keyFrom, keyTo, timeFrom, timeTo)` on RocksDB:
+    /// segment by segment, then by key bytes and window start. An
+    /// excluded bound (a Rust range's) is the inclusive one without that
+    /// key.
+    fn persistent_fetch_range(
+        &self,
+        keys: (Bound<OrderedKey<K>>, Bound<OrderedKey<K>>),
+        bounds: Option<(i64, i64)>,
+    ) -> Result<ByWindow<K, S>> {
+        let Some((lo, hi)) = bounds else {
+            return Ok(Vec::new());
+        };
+        let bound_bytes = |b: &Bound<OrderedKey<K>>| -> Result<Bound<Vec<u8>>> {
+            Ok(match b {
+                Bound::Included(k) => Bound::Included(self.key_bytes(k)?),
+                Bound::Excluded(k) => Bound::Excluded(self.key_bytes(k)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let (from, to) = (bound_bytes(&keys.0)?, bound_bytes(&keys.1)?);
+        let inclusive = |b: &Bound<Vec<u8>>| match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
+            Bound::Unbounded => None,
+        };
+        let db = self.rocks()?;
+        let found = db.fetch_keys(
+            inclusive(&from).as_deref(),
+            inclusive(&to).as_deref(),
+            lo,
+            hi,
+            true,
+        )?;
+        let mut out = Vec::with_capacity(found.len());
+        for (store_key, value) in found {
+            let key = KeySchema::Window.key_bytes(&store_key);
+            let excluded = matches!(&from, Bound::Excluded(f) if key == f.as_slice())
+                || matches!(&to, Bound::Excluded(t) if key == t.as_slice());
+            if !excluded {
+                out.push(self.decode_entry(db, &store_key, &value)?);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -823,7 +1086,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
                 changelog,
                 |vt| (&vt.value, Some(vt.timestamp)),
                 ValueAndTimestamp::new,
-            ),
+            )
+            .timestamped(),
             caching: false,
         }
     }
@@ -844,8 +1108,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedWindowStore<K, V> 
             Some(ValueAndTimestamp::new(value, timestamp)),
             window_start,
             seqnum,
-        );
-        Ok(())
+        )
     }
 
     /// Writes `logged` (a value and its timestamp; a tombstone for `None`)
@@ -959,6 +1222,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for WindowStore<K, 
         let mut store = WindowStore::new(name, settings.check(name)?, parts.changelog);
         // Kafka disables the cache of a store that keeps duplicates.
         store.core.pending = (parts.cache && !settings.retain_duplicates).then(PendingWrites::new);
+        store.core.set_persistent(parts.persistent)?;
         Ok(store)
     }
 }
@@ -976,6 +1240,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for TimestampedWind
         let mut store = TimestampedWindowStore::new(name, settings.check(name)?, parts.changelog);
         store.caching = parts.caching;
         store.core.pending = (parts.cache && !settings.retain_duplicates).then(PendingWrites::new);
+        store.core.set_persistent(parts.persistent)?;
         Ok(store)
     }
 }
@@ -1012,6 +1277,7 @@ impl Stores {
             Some(Arc::new(key_serde)),
             Some(Arc::new(value_serde)),
         )
+        .with_persistent(Some(false))
     }
 
     /// As [`Stores::window_store_builder`], for [`TimestampedWindowStore`]s.
@@ -1038,6 +1304,79 @@ impl Stores {
             Some(Arc::new(key_serde)),
             Some(Arc::new(value_serde)),
         )
+        .with_persistent(Some(false))
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+impl Stores {
+    /// A builder of [`WindowStore`]s kept in RocksDB (feature `rocksdb`),
+    /// Kafka's `windowStoreBuilder(persistentWindowStore(name, retention,
+    /// windowSize, retainDuplicates), ..)`: the store's files are under
+    /// `<state.dir>/<application.id>/<task>/<name>`, in segments of
+    /// `max(retention / 2, 60 s)` as Kafka's. Reads across keys go
+    /// segment by segment (oldest first), then by the keys' serialized
+    /// bytes and window start, as Kafka's RocksDB store gives them (the
+    /// in-memory store gives them by window start, then key).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use streams_core::serde::{I64Serde, StringSerde};
+    /// use streams_core::state::Stores;
+    ///
+    /// let minute = Duration::from_secs(60);
+    /// let builder = Stores::persistent_window_store_builder("clicks", minute, minute, false, StringSerde, I64Serde);
+    /// # let _ = builder;
+    /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "rocksdb")))]
+    pub fn persistent_window_store_builder<K, V>(
+        name: &str,
+        retention: Duration,
+        window_size: Duration,
+        retain_duplicates: bool,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> WindowStoreBuilder<K, V>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        Self::window_store_builder(
+            name,
+            retention,
+            window_size,
+            retain_duplicates,
+            key_serde,
+            value_serde,
+        )
+        .with_persistent(Some(true))
+    }
+
+    /// As [`Stores::persistent_window_store_builder`], for
+    /// [`TimestampedWindowStore`]s, Kafka's
+    /// `timestampedWindowStoreBuilder(persistentTimestampedWindowStore(..), ..)`.
+    #[cfg_attr(docsrs, doc(cfg(feature = "rocksdb")))]
+    pub fn persistent_timestamped_window_store_builder<K, V>(
+        name: &str,
+        retention: Duration,
+        window_size: Duration,
+        retain_duplicates: bool,
+        key_serde: impl Serde<K>,
+        value_serde: impl Serde<V>,
+    ) -> BuiltInStoreBuilder<TimestampedWindowStore<K, V>>
+    where
+        K: Ord + Clone + 'static,
+        V: Clone + 'static,
+    {
+        Self::timestamped_window_store_builder(
+            name,
+            retention,
+            window_size,
+            retain_duplicates,
+            key_serde,
+            value_serde,
+        )
+        .with_persistent(Some(true))
     }
 }
 

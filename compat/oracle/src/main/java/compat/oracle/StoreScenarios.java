@@ -150,6 +150,122 @@ final class StoreScenarios {
         g.output("order");
     }
 
+    /**
+     * Writes each record into Kafka's RocksDB window and session stores (retention 200 s: segments
+     * of 100 s); a record with key 999 forwards, per query, the entries it returned to "order" at
+     * that record's timestamp instead.
+     */
+    static final class PersistentOrderProcessor implements Processor<Long, String, String, String> {
+        private ProcessorContext<String, String> context;
+        private WindowStore<Long, String> window;
+        private WindowStore<Long, ValueAndTimestamp<String>> timestamped;
+        private SessionStore<Long, String> session;
+
+        @Override
+        public void init(final ProcessorContext<String, String> context) {
+            this.context = context;
+            window = context.getStateStore("window");
+            timestamped = context.getStateStore("timestamped");
+            session = context.getStateStore("session");
+        }
+
+        @Override
+        public void process(final Record<Long, String> r) {
+            if (r.key() == 999L) {
+                dump(r.timestamp());
+                return;
+            }
+            final long start = r.timestamp() / 10 * 10;
+            window.put(r.key(), r.value(), start);
+            timestamped.put(r.key(), ValueAndTimestamp.make(r.value(), r.timestamp()), start);
+            session.put(new Windowed<>(r.key(), new SessionWindow(Math.max(0L, r.timestamp() - 3), r.timestamp())), r.value());
+        }
+
+        private static <K, V> String entries(final KeyValueIterator<K, V> it, final Function<K, String> show) {
+            final List<String> out = new ArrayList<>();
+            try (it) {
+                while (it.hasNext()) {
+                    final KeyValue<K, V> kv = it.next();
+                    final Object v = kv.value instanceof ValueAndTimestamp
+                        ? ((ValueAndTimestamp<?>) kv.value).value() + "/" + ((ValueAndTimestamp<?>) kv.value).timestamp()
+                        : kv.value;
+                    out.add(show.apply(kv.key) + "=" + v);
+                }
+            }
+            return String.join(",", out);
+        }
+
+        private static String windowed(final Windowed<Long> w) {
+            return w.key() + "@" + w.window().start() + "/" + w.window().end();
+        }
+
+        private void emit(final long ts, final String query, final String result) {
+            context.forward(new Record<>(query, result, ts));
+        }
+
+        private void dump(final long ts) {
+            emit(ts, "window.all", entries(window.all(), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "window.backwardAll", entries(window.backwardAll(), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "window.fetchAll(0,200000)", entries(window.fetchAll(0L, 200000L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "window.fetch(1,-2,0,400000)", entries(window.fetch(1L, -2L, 0L, 400000L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "window.backwardFetch(0,10,0,400000)", entries(window.backwardFetch(0L, 10L, 0L, 400000L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "window.fetch(1,0,400000)", entries(window.fetch(1L, 0L, 400000L), String::valueOf));
+            emit(ts, "window.fetch(-1,0,400000)", entries(window.fetch(-1L, 0L, 400000L), String::valueOf));
+            emit(ts, "window.fetch(2,0)", String.valueOf(window.fetch(2L, 0L)));
+            emit(ts, "timestamped.all", entries(timestamped.all(), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "session.fetch(1,-2)", entries(session.fetch(1L, -2L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "session.fetch(-1)", entries(session.fetch(-1L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "session.findSessions(0,10,0,400000)", entries(session.findSessions(0L, 10L, 0L, 400000L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "session.backwardFindSessions(1,100000,400000)", entries(session.backwardFindSessions(1L, 100000L, 400000L), StoreScenarios.PersistentOrderProcessor::windowed));
+            emit(ts, "session.fetchSession(2,2,5)", String.valueOf(session.fetchSession(2L, 2L, 5L)));
+        }
+    }
+
+    /**
+     * Kafka's RocksDB window and session stores (Stores.persistentWindowStore and friends) give
+     * their entries segment by segment, then by the serialized key and time: not by time, then
+     * key, as the in-memory stores do. Retention 200 s (segments of 100 s): records in three
+     * segments, then stream time 250 s (entries before 50,001 no longer read though their segment
+     * lives), then 310 s (the first segment dropped; a put into it dropped too).
+     */
+    @Scenario
+    static void persistent_store_order(final Golden g) {
+        final Duration retention = Duration.ofSeconds(200);
+        final Topology t = new Topology();
+        t.addSource("Source", Serdes.Long().deserializer(), Serdes.String().deserializer(), "in");
+        t.addProcessor("Order", PersistentOrderProcessor::new, "Source");
+        t.addStateStore(Stores.windowStoreBuilder(
+            Stores.persistentWindowStore("window", retention, Duration.ofMillis(10), false),
+            Serdes.Long(), Serdes.String()), "Order");
+        t.addStateStore(Stores.timestampedWindowStoreBuilder(
+            Stores.persistentTimestampedWindowStore("timestamped", retention, Duration.ofMillis(10), false),
+            Serdes.Long(), Serdes.String()), "Order");
+        t.addStateStore(Stores.sessionStoreBuilder(
+            Stores.persistentSessionStore("session", retention), Serdes.Long(), Serdes.String()), "Order");
+        t.addSink("Sink", "order", Serdes.String().serializer(), Serdes.String().serializer(), "Order");
+        g.start(t);
+        final TestInputTopic<Long, String> in = g.input("in", Kind.LONG, Kind.STRING);
+        in.pipeInput(1L, "a", 1L);
+        in.pipeInput(-1L, "ab", 2L);
+        in.pipeInput(2L, "b", 5L);
+        in.pipeInput(-2L, "c", 4L);
+        in.pipeInput(0L, "Z", 12L);
+        in.pipeInput(10L, "abc", 13L);
+        in.pipeInput(-10L, "aa", 14L);
+        in.pipeInput(1L, "a2", 100005L);
+        in.pipeInput(-1L, "x", 150000L);
+        in.pipeInput(2L, "late", 7L);
+        in.pipeInput(0L, "z2", 199999L);
+        in.pipeInput(999L, "dump", 199999L);
+        in.pipeInput(3L, "d", 250000L);
+        in.pipeInput(999L, "dump", 250000L);
+        in.pipeInput(4L, "e", 310000L);
+        in.pipeInput(5L, "f", 120000L);
+        in.pipeInput(6L, "gone", 50000L);
+        in.pipeInput(999L, "dump", 310000L);
+        g.output("order");
+    }
+
     /** A store of the test's own: counts the records it is told about. */
     static final class CounterStore implements StateStore {
         private final String name;
