@@ -64,6 +64,12 @@ trait Backend {
         keys: impl Serde<K>,
         values: impl Serde<V>,
     ) -> SessionStoreBuilder<K, V>;
+    /// Whether window and session stores read across keys segment by
+    /// segment, then by key bytes (Kafka's RocksDB stores), rather than
+    /// by time, then key (its in-memory stores).
+    fn segmented(&self) -> bool {
+        false
+    }
 }
 
 /// Kafka's in-memory stores.
@@ -121,8 +127,7 @@ impl Backend for InMemory {
 
 /// Kafka's RocksDB stores (feature `rocksdb`), each driver with a state
 /// directory of its own under the system's temporary directory (the
-/// driver deletes its files when it closes or is dropped). Window and
-/// session builders are in memory: no persistent ones yet.
+/// driver deletes its files when it closes or is dropped).
 #[cfg(feature = "rocksdb")]
 struct RocksDb {
     dir: std::path::PathBuf,
@@ -176,7 +181,14 @@ impl Backend for RocksDb {
         keys: impl Serde<K>,
         values: impl Serde<V>,
     ) -> WindowStoreBuilder<K, V> {
-        InMemory.window(name, keys, values)
+        streams_core::state::Stores::persistent_window_store_builder(
+            name,
+            Duration::from_secs(1),
+            Duration::from_millis(10),
+            false,
+            keys,
+            values,
+        )
     }
     fn session<K: Ord + Clone + 'static, V: Clone + 'static>(
         &self,
@@ -184,7 +196,15 @@ impl Backend for RocksDb {
         keys: impl Serde<K>,
         values: impl Serde<V>,
     ) -> SessionStoreBuilder<K, V> {
-        InMemory.session(name, keys, values)
+        streams_core::state::Stores::persistent_session_store_builder(
+            name,
+            Duration::from_secs(1),
+            keys,
+            values,
+        )
+    }
+    fn segmented(&self) -> bool {
+        true
     }
 }
 
@@ -311,8 +331,10 @@ fn string_keys_by_borrowed_form<B: Backend>(b: &B) -> TestResult {
     Ok(())
 }
 
-/// A window store across keys: by window start, then key bytes; key
-/// ranges compared as bytes (Kafka's in-memory window store).
+/// A window store across keys: by window start, then key bytes (Kafka's
+/// in-memory window store), or by key bytes, then window start within a
+/// segment (its RocksDB store; one segment here); key ranges compared as
+/// bytes.
 #[allow(clippy::reversed_empty_ranges)]
 fn window_keys_in_kafkas_order<B: Backend>(b: &B) -> TestResult {
     let driver = driver(b, vec![store(b.window("window", I64Serde, StringSerde))])?;
@@ -334,21 +356,33 @@ fn window_keys_in_kafkas_order<B: Backend>(b: &B) -> TestResult {
             .map(|(w, _)| format!("{}@{}", w.key, w.window.start))
             .collect()
     };
-    assert_eq!(
-        shown(window.fetch_all(0..=100)),
-        ["1@0", "2@0", "-2@0", "-1@0", "0@10", "10@10", "-10@10"]
-    );
-    assert_eq!(
-        shown(window.fetch_range(1..=-2, 0..=100)),
-        ["1@0", "2@0", "-2@0", "10@10", "-10@10"]
-    );
+    if b.segmented() {
+        assert_eq!(
+            shown(window.fetch_all(0..=100)),
+            ["0@10", "1@0", "2@0", "10@10", "-10@10", "-2@0", "-1@0"]
+        );
+        assert_eq!(
+            shown(window.fetch_range(1..=-2, 0..=100)),
+            ["1@0", "2@0", "10@10", "-10@10", "-2@0"]
+        );
+    } else {
+        assert_eq!(
+            shown(window.fetch_all(0..=100)),
+            ["1@0", "2@0", "-2@0", "-1@0", "0@10", "10@10", "-10@10"]
+        );
+        assert_eq!(
+            shown(window.fetch_range(1..=-2, 0..=100)),
+            ["1@0", "2@0", "-2@0", "10@10", "-10@10"]
+        );
+    }
     assert_eq!(window.fetch_range(-1..=1, 0..=100), []);
     assert_eq!(window.fetch(&-1, 0..=100), [(0, "v-1".to_owned())]);
     assert_eq!(window.get(&-10, 10), Some("v-10".to_owned()));
     Ok(())
 }
 
-/// A session store across keys: by session end, then key bytes.
+/// A session store across keys: by session end, then key bytes (Kafka's
+/// in-memory store), or by key bytes within a segment (its RocksDB store).
 #[allow(clippy::reversed_empty_ranges)]
 fn session_keys_in_kafkas_order<B: Backend>(b: &B) -> TestResult {
     let driver = driver(b, vec![store(b.session("session", I64Serde, StringSerde))])?;
@@ -362,7 +396,12 @@ fn session_keys_in_kafkas_order<B: Backend>(b: &B) -> TestResult {
             .map(|(w, _)| format!("{}@{}", w.key, w.window.end))
             .collect()
     };
-    assert_eq!(shown(session.all()), ["1@1", "-1@2", "2@3", "-2@4", "0@12"]);
+    let all: &[&str] = if b.segmented() {
+        &["0@12", "1@1", "2@3", "-2@4", "-1@2"]
+    } else {
+        &["1@1", "-1@2", "2@3", "-2@4", "0@12"]
+    };
+    assert_eq!(shown(session.all()), all);
     assert_eq!(shown(session.fetch_range(1..=-2)), ["1@1", "2@3", "-2@4"]);
     assert_eq!(session.fetch_range(-1..=1), []);
     assert_eq!(session.fetch_session(&-2, 4, 4), Some("v-2".to_owned()));
@@ -434,6 +473,56 @@ fn a_store_restores_from_its_changelog<B: Backend>(b: &B) -> TestResult {
     assert_eq!(restored, original);
     drop(task);
     streams_core::state::clean_state_dir(&b.config_for("restored"))?;
+    Ok(())
+}
+
+/// A window store restored from its changelog holds what the original
+/// held, expiry included.
+fn a_window_store_restores_from_its_changelog<B: Backend>(b: &B) -> TestResult {
+    let driver = driver(b, vec![store(b.window("w", I64Serde, StringSerde))])?;
+    let w = driver.window_store::<i64, String>("w")?;
+    for (k, start) in [(3, 0), (-3, 10), (0, 500), (3, 1_200), (1, 2_000)] {
+        w.put(k, format!("v{k}@{start}"), start)?;
+    }
+    driver
+        .create_input_topic("in", StringSerde, StringSerde)
+        .pipe_value("x");
+    let changelog: Vec<streams_core::RawRecord> = driver
+        .create_output_topic(
+            "stores-w-changelog",
+            streams_core::serde::BytesSerde,
+            streams_core::serde::BytesSerde,
+        )
+        .read_records_to_list()
+        .into_iter()
+        .map(|r| streams_core::RawRecord::new(r.key, r.value, r.timestamp.unwrap_or_default()))
+        .collect();
+    assert_eq!(changelog.len(), 5);
+    let original = w.all();
+    // Stream time 2,000, retention 1 s: the windows at 0 and 10 expired
+    // (in either order: by time in memory, by key bytes in one segment).
+    let mut live: Vec<(i64, i64)> = original
+        .iter()
+        .map(|(k, _)| (k.key, k.window.start))
+        .collect();
+    live.sort_unstable();
+    assert_eq!(live, [(1, 2_000), (3, 1_200)]);
+    drop(w);
+    drop(driver);
+    let mut topology = Topology::new();
+    topology
+        .add_source::<String, String>("in", "in")?
+        .add_processor("noop", || Noop, &["in"])?
+        .add_state_store(b.window("w", I64Serde, StringSerde), &["noop"])?;
+    let task = StreamTask::new(&topology, &b.config_for("restored-w"), 0)?;
+    task.restore_store("w", &changelog)?;
+    let restored: Vec<(Windowed<i64>, String)> = task
+        .store::<streams_core::state::WindowStore<i64, String>>("w")?
+        .all()?
+        .collect();
+    assert_eq!(restored, original);
+    drop(task);
+    streams_core::state::clean_state_dir(&b.config_for("restored-w"))?;
     Ok(())
 }
 
@@ -536,6 +625,21 @@ macro_rules! backend_tests {
             }
 
             #[test]
+            fn window_keys_in_kafkas_order() -> TestResult {
+                super::window_keys_in_kafkas_order(&$backend)
+            }
+
+            #[test]
+            fn session_keys_in_kafkas_order() -> TestResult {
+                super::session_keys_in_kafkas_order(&$backend)
+            }
+
+            #[test]
+            fn a_window_store_restores_from_its_changelog() -> TestResult {
+                super::a_window_store_restores_from_its_changelog(&$backend)
+            }
+
+            #[test]
             fn a_store_restores_from_its_changelog() -> TestResult {
                 super::a_store_restores_from_its_changelog(&$backend)
             }
@@ -557,18 +661,6 @@ backend_tests!(in_memory, InMemory);
 
 #[cfg(feature = "rocksdb")]
 backend_tests!(rocksdb, RocksDb::new());
-
-// Window and session stores live in memory only (persistent ones are
-// still to come): their suite runs on the in-memory backend.
-#[test]
-fn window_keys_in_kafkas_order_in_memory() -> TestResult {
-    window_keys_in_kafkas_order(&InMemory)
-}
-
-#[test]
-fn session_keys_in_kafkas_order_in_memory() -> TestResult {
-    session_keys_in_kafkas_order(&InMemory)
-}
 
 /// A topology counting words into the key-value store `counts`, of the
 /// backend's kind.

@@ -322,9 +322,25 @@ pub(crate) struct Recorder {
 
 /// The oracle's config: `application.id = compat`, String default serdes.
 pub(crate) fn config() -> StreamsConfig {
-    StreamsConfig::new(APPLICATION_ID)
+    let config = StreamsConfig::new(APPLICATION_ID)
         .with_default_key_serde(StringSerde)
-        .with_default_value_serde(StringSerde)
+        .with_default_value_serde(StringSerde);
+    dsl_stores(config)
+}
+
+/// With the `rocksdb` feature and `COMPAT_DSL_STORE=rocksDB`, the DSL's
+/// stores live in RocksDB, as Kafka's oracle's do (Kafka's default), under
+/// a state directory of this process's own.
+fn dsl_stores(config: StreamsConfig) -> StreamsConfig {
+    match std::env::var("COMPAT_DSL_STORE") {
+        Ok(store) if cfg!(feature = "rocksdb") => {
+            let dir = std::env::temp_dir().join(format!("compat-dsl-{}", std::process::id()));
+            config
+                .with_property("default.dsl.store", store)
+                .with_property("state.dir", dir.to_string_lossy())
+        }
+        _ => config,
+    }
 }
 
 /// The config of the `*_cache_off` scenarios, as the oracle's

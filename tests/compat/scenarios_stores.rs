@@ -655,7 +655,8 @@ impl Processor<i64, S, S, S> for PersistentOrder {
             return self.dump(ctx, t);
         }
         let start = t / 10 * 10;
-        ctx.window_store::<i64, S>("window")?.put(k, v.clone(), start)?;
+        ctx.window_store::<i64, S>("window")?
+            .put(k, v.clone(), start)?;
         ctx.timestamped_window_store::<i64, S>("timestamped")?
             .put(k, v.clone(), t, start)?;
         ctx.session_store::<i64, S>("session")?.put(
@@ -711,7 +712,10 @@ impl PersistentOrder {
         }
         {
             let s = ctx.session_store::<i64, S>("session")?;
-            out.push(("session.fetch(1,-2)", shown(s.fetch_range(1..=-2)?, windowed)));
+            out.push((
+                "session.fetch(1,-2)",
+                shown(s.fetch_range(1..=-2)?, windowed),
+            ));
             out.push(("session.fetch(-1)", shown(s.fetch(&-1)?, windowed)));
             out.push((
                 "session.findSessions(0,10,0,400000)",
@@ -723,7 +727,8 @@ impl PersistentOrder {
             ));
             out.push((
                 "session.fetchSession(2,2,5)",
-                s.fetch_session(&2, 2, 5)?.unwrap_or_else(|| "null".to_owned()),
+                s.fetch_session(&2, 2, 5)?
+                    .unwrap_or_else(|| "null".to_owned()),
             ));
         }
         for (query, result) in out {
@@ -743,7 +748,12 @@ fn persistent_store_order() -> ScenarioResult {
         .add_processor("Order", || PersistentOrder, &["Source"])?
         .add_state_store(
             Stores::persistent_window_store_builder(
-                "window", retention, size, false, I64Serde, StringSerde,
+                "window",
+                retention,
+                size,
+                false,
+                I64Serde,
+                StringSerde,
             ),
             &["Order"],
         )?

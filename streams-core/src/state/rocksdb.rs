@@ -413,18 +413,15 @@ impl RocksSegmented {
         let timestamp = self.schema.segment_timestamp(store_key);
         self.observed_stream_time = self.observed_stream_time.max(timestamp);
         let segment = self.segment_id(timestamp);
-        let min_live =
-            self.segment_id(self.observed_stream_time.saturating_sub(self.retention_ms));
+        let min_live = self.segment_id(self.observed_stream_time.saturating_sub(self.retention_ms));
         if segment < min_live {
             return Ok(false);
         }
         self.segments.insert(segment);
         let expired: Vec<i64> = self.segments.range(..min_live).copied().collect();
         for old in expired {
-            self.db.delete_range(
-                &segment_prefix(old),
-                &segment_prefix(old.saturating_add(1)),
-            )?;
+            self.db
+                .delete_range(&segment_prefix(old), &segment_prefix(old.saturating_add(1)))?;
             self.segments.remove(&old);
         }
         let key = with_prefix(segment, store_key);

@@ -40,16 +40,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::key_order::{KeyOrder, OrderedKey, empty_range, owned_bound};
+#[cfg(feature = "rocksdb")]
+use super::key_value::not_open;
+#[cfg(feature = "rocksdb")]
+use super::rocksdb::KeySchema;
 use super::window::bad_changelog_key;
 use super::{
     BuiltInStoreBuilder, Changelog, KeyValueIterator, MakeStore, PendingWrites, StateStore,
     StoreContext, StoreKind, StoreParts, Stores,
 };
 use crate::error::{Result, StreamsError};
-#[cfg(feature = "rocksdb")]
-use super::key_value::not_open;
-#[cfg(feature = "rocksdb")]
-use super::rocksdb::KeySchema;
 use crate::record::RawRecord;
 use crate::serde::Serde;
 use crate::time::read_i64;
@@ -537,12 +537,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     pub fn all(&self) -> Result<KeyValueIterator<Windowed<K>, V>> {
         if self.persistent {
             // Kafka's `fetch(null, null)`: sessions ending from 0 on.
-            return self.find(
-                (Bound::Unbounded, Bound::Unbounded),
-                0,
-                i64::MAX,
-                true,
-            );
+            return self.find((Bound::Unbounded, Bound::Unbounded), 0, i64::MAX, true);
         }
         self.find_sessions_ending_between(i64::MIN, i64::MAX)
     }
@@ -997,6 +992,40 @@ mod tests {
         assert_eq!(records[0].record.timestamp, 3);
         assert_eq!(records[1].record.key.as_deref(), Some(&key[..]));
         assert_eq!(records[1].record.value, None);
+        Ok(())
+    }
+
+    /// Kafka's RocksDB session store refuses `findSessions(earliestEnd,
+    /// latestEnd)` (UnsupportedOperationException); so does ours, naming
+    /// the store and what to call instead. It keeps its files in
+    /// `<task>/<store>`, and reads them back when opened again.
+    #[cfg(feature = "rocksdb")]
+    #[test]
+    fn a_persistent_store_refuses_find_sessions_ending_between() -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("session-rocks-{}", std::process::id()));
+        let ctx = StoreContext::new(
+            Rc::new(RefCell::new(RecordCollector::default())),
+            Rc::new(Cell::new(3)),
+            "app",
+        )
+        .with_state_dir(dir.clone());
+        let mut s = store(1_000);
+        s.set_persistent(true)?;
+        s.init(&ctx)?;
+        s.put(w("a", 0, 5), 1)?;
+        let err = s.find_sessions_ending_between(0, 10).err();
+        assert!(
+            matches!(&err, Some(StreamsError::StoreOperationNotSupported { store, operation: "find_sessions_ending_between", .. }) if store == "s"),
+            "{err:?}"
+        );
+        assert!(dir.join("s").is_dir());
+        s.close()?;
+        let mut again = store(1_000);
+        again.set_persistent(true)?;
+        again.init(&ctx)?;
+        assert_eq!(again.fetch_session("a", 0, 5)?, Some(1));
+        again.close()?;
+        let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     }
 

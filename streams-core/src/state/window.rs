@@ -341,10 +341,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         if self.persistent {
             let store_key = self.store_key(key, window_start, 0)?;
             let db = self.rocks()?;
-            return db
-                .get(&store_key)?
-                .map(|b| self.decode(db, &b))
-                .transpose();
+            return db.get(&store_key)?.map(|b| self.decode(db, &b)).transpose();
         }
         if window_start <= self.expired_up_to() {
             return Ok(None);
@@ -458,7 +455,9 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
     fn len(&self) -> usize {
         #[cfg(feature = "rocksdb")]
         if self.persistent {
-            return self.fetch_all(Some((0, i64::MAX))).map_or(0, |all| all.len());
+            return self
+                .fetch_all(Some((0, i64::MAX)))
+                .map_or(0, |all| all.len());
         }
         self.segments_in(Some((i64::MIN, i64::MAX)))
             .map(|(_, s)| s.len())
