@@ -45,7 +45,7 @@ pub struct StoreParts<K, V> {
     pub(crate) cache: bool,
     /// Whether the store keeps its entries in RocksDB: as its supplier
     /// says, else as the config's DSL store suppliers say. Kinds that live
-    /// in memory only (window, session, versioned) ignore it.
+    /// in memory only (versioned stores, buffers) ignore it.
     pub(crate) persistent: bool,
 }
 

@@ -4,9 +4,12 @@
 //! to a topology with [`Topology::add_state_store`](crate::Topology::add_state_store)
 //! and reached from a connected processor through its context. Stores hold
 //! typed keys and values in memory, or (feature `rocksdb`, with
-//! `Stores::persistent_key_value_store`) their bytes in RocksDB under the
-//! config's `state.dir`, in Kafka's key order either way (by the keys'
-//! serialized bytes); a store built
+//! `Stores::persistent_key_value_store`, `persistent_window_store_builder`,
+//! `persistent_session_store_builder`, or the config's RocksDB DSL store
+//! suppliers) their bytes in RocksDB under the config's `state.dir`, in
+//! Kafka's key order either way (by the keys' serialized bytes; window and
+//! session stores in RocksDB in segments of time first, as Kafka's); a
+//! store built
 //! [`with_caching_enabled`](BuiltInStoreBuilder::with_caching_enabled)
 //! keeps Kafka's record cache. A store whose logging is enabled (the
 //! default) also writes every change to its *changelog* topic,
