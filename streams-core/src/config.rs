@@ -544,12 +544,41 @@ impl StreamsConfig {
     /// assert!(rocks.dsl_stores_persistent());
     /// ```
     pub fn dsl_stores_persistent(&self) -> bool {
+        self.checked_dsl_stores_persistent().unwrap_or(false)
+    }
+
+    /// As [`dsl_stores_persistent`](Self::dsl_stores_persistent), refusing
+    /// what Kafka refuses: a `default.dsl.store` other than `rocksDB` or
+    /// `in_memory`, a `dsl.store.suppliers.class` other than Kafka's two
+    /// built-in suppliers (this crate has no others).
+    pub(crate) fn checked_dsl_stores_persistent(&self) -> Result<bool> {
         if let Some(class) = self.properties.get(Self::DSL_STORE_SUPPLIERS_CLASS_CONFIG) {
-            return class.trim().ends_with("RocksDBDslStoreSuppliers");
+            let class = class.trim();
+            if class.ends_with("RocksDBDslStoreSuppliers") {
+                return Ok(true);
+            }
+            if class.ends_with("InMemoryDslStoreSuppliers") {
+                return Ok(false);
+            }
+            return Err(StreamsError::InvalidConfig {
+                config: Self::DSL_STORE_SUPPLIERS_CLASS_CONFIG,
+                value: class.to_owned(),
+                expected: "one of Kafka's built-in DSL store suppliers, org.apache.kafka.streams.state.BuiltInDslStoreSuppliers$RocksDBDslStoreSuppliers or $InMemoryDslStoreSuppliers",
+            });
         }
-        self.properties
+        match self
+            .properties
             .get(Self::DEFAULT_DSL_STORE_CONFIG)
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("rocksdb"))
+            .map(|v| v.trim())
+        {
+            None | Some("in_memory") => Ok(false),
+            Some("rocksDB") => Ok(true),
+            Some(other) => Err(StreamsError::InvalidConfig {
+                config: Self::DEFAULT_DSL_STORE_CONFIG,
+                value: other.to_owned(),
+                expected: "one of rocksDB, in_memory (Kafka's \"String must be one of: rocksDB, in_memory\")",
+            }),
+        }
     }
 
     /// Whether the config leaves Kafka's record cache on: it is off when

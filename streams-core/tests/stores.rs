@@ -831,3 +831,28 @@ fn rocksdb_dsl_stores_need_the_feature() -> TestResult {
     );
     Ok(())
 }
+
+// Kafka refuses a `default.dsl.store` other than `rocksDB` or `in_memory`
+// (ConfigException "String must be one of: rocksDB, in_memory"), and a
+// store suppliers class it cannot load; so does the driver, naming the
+// config and the value, when it builds the DSL's stores.
+#[test]
+fn an_unknown_dsl_store_is_refused() -> TestResult {
+    for (property, value) in [
+        ("default.dsl.store", "rocksdb-ish"),
+        ("dsl.store.suppliers.class", "com.example.MyStores"),
+    ] {
+        let builder = streams_core::StreamsBuilder::new();
+        builder
+            .stream::<String, String>("words")
+            .group_by_key()
+            .count_with(streams_core::Materialized::as_("counts"));
+        let config = StreamsConfig::new("stores").with_property(property, value);
+        let err = TopologyTestDriver::with_config(builder.build()?, config).err();
+        assert!(
+            matches!(&err, Some(streams_core::StreamsError::InvalidConfig { config, value: v, .. }) if *config == property && v == value),
+            "{err:?}"
+        );
+    }
+    Ok(())
+}

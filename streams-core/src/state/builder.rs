@@ -326,9 +326,10 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
             changelog,
             caching: self.caching,
             cache: self.store_cache && self.logging && config.record_cache_enabled(),
-            persistent: self
-                .persistent
-                .unwrap_or_else(|| config.dsl_stores_persistent()),
+            persistent: match self.persistent {
+                Some(persistent) => persistent,
+                None => config.checked_dsl_stores_persistent()?,
+            },
         };
         Ok(Box::new(S::make(&self.name, &self.params, parts)?))
     }
