@@ -68,7 +68,57 @@ fn driver_with(history: i64) -> TopologyTestDriver {
             )
         })
         .expect("topology");
-    TopologyTestDriver::with_config(topology, StreamsConfig::new("app")).expect("driver")
+    TopologyTestDriver::with_config(topology, config()).expect("driver")
+}
+
+/// The drivers' config: in memory; with the `rocksdb` feature, Kafka's
+/// RocksDB stores (each driver a state directory of its own), so that
+/// every port of Kafka's test below runs against the RocksDB store too.
+fn config() -> StreamsConfig {
+    #[cfg(feature = "rocksdb")]
+    {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("versioned-{}-{n}", std::process::id()));
+        StreamsConfig::new("app")
+            .with_property("default.dsl.store", "rocksDB")
+            .with_property("state.dir", dir.to_string_lossy())
+    }
+    #[cfg(not(feature = "rocksdb"))]
+    StreamsConfig::new("app")
+}
+
+/// With the `rocksdb` feature the store lives in RocksDB, under the
+/// task's directory, and the driver deletes it at close.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn the_store_lives_in_rocksdb() -> TestResult {
+    let config = config();
+    let dir = config.state_dir().join("app/0_0/rocksdb").join(STORE_NAME);
+    let mut topology = Topology::new();
+    topology
+        .add_source::<String, String>("in", "in")?
+        .add_processor("noop", || Noop, &["in"])?
+        .add_state_store(
+            Stores::versioned_key_value_store_builder(
+                supplier(HISTORY_RETENTION, SEGMENT_INTERVAL),
+                StringSerde,
+                StringSerde,
+            ),
+            &["noop"],
+        )?;
+    let driver = TopologyTestDriver::with_config(topology, config)?;
+    let store = driver.versioned_key_value_store::<String, String>(STORE_NAME)?;
+    store.put("k".into(), Some("v".into()), BASE_TIMESTAMP)?;
+    assert_eq!(
+        store.versions(),
+        [("k".to_owned(), BASE_TIMESTAMP, Some("v".to_owned()))]
+    );
+    assert!(dir.is_dir(), "{dir:?}");
+    driver.close()?;
+    assert!(!dir.exists());
+    Ok(())
 }
 
 struct Fixture {
@@ -817,19 +867,37 @@ fn should_restore() {
                 Some(VersionedRecord::with_valid_to(value.to_string(), ts, to))
             };
             assert_eq!(
-                store.get(&k),
+                store.get(&k).expect("read"),
                 Some(VersionedRecord::new("vp20".into(), si + 20))
             );
             assert_eq!(
-                store.get_as_of(&k, si + 30),
+                store.get_as_of(&k, si + 30).expect("read"),
                 Some(VersionedRecord::new("vp20".into(), si + 20))
             );
-            assert_eq!(store.get_as_of(&k, si + 15), v("vp10", si + 10, si + 20));
-            assert_eq!(store.get_as_of(&k, si + 5), v("vp1", si + 1, si + 10));
-            assert_eq!(store.get_as_of(&k, si), v("vn1", si - 1, si + 1));
-            assert_eq!(store.get_as_of(&k, si - 1), v("vn1", si - 1, si + 1));
-            assert_eq!(store.get_as_of(&k, si - 2), v("vn2", si - 2, si - 1));
-            assert_eq!(store.get_as_of(&k, si - 5), v("vn10", si - 10, si - 2));
+            assert_eq!(
+                store.get_as_of(&k, si + 15).expect("read"),
+                v("vp10", si + 10, si + 20)
+            );
+            assert_eq!(
+                store.get_as_of(&k, si + 5).expect("read"),
+                v("vp1", si + 1, si + 10)
+            );
+            assert_eq!(
+                store.get_as_of(&k, si).expect("read"),
+                v("vn1", si - 1, si + 1)
+            );
+            assert_eq!(
+                store.get_as_of(&k, si - 1).expect("read"),
+                v("vn1", si - 1, si + 1)
+            );
+            assert_eq!(
+                store.get_as_of(&k, si - 2).expect("read"),
+                v("vn2", si - 2, si - 1)
+            );
+            assert_eq!(
+                store.get_as_of(&k, si - 5).expect("read"),
+                v("vn10", si - 10, si - 2)
+            );
         },
     );
 }
@@ -853,16 +921,25 @@ fn should_restore_with_nulls() {
             let v = |value: &str, ts, to| {
                 Some(VersionedRecord::with_valid_to(value.to_string(), ts, to))
             };
-            assert_eq!(store.get(&k), None);
-            assert_eq!(store.get_as_of(&k, si + 30), None);
-            assert_eq!(store.get_as_of(&k, si + 15), None);
-            assert_eq!(store.get_as_of(&k, si + 6), v("vp5", si + 5, si + 10));
-            assert_eq!(store.get_as_of(&k, si + 2), None);
-            assert_eq!(store.get_as_of(&k, si), None);
-            assert_eq!(store.get_as_of(&k, si - 1), None);
-            assert_eq!(store.get_as_of(&k, si - 5), v("vn5", si - 5, si - 1));
-            assert_eq!(store.get_as_of(&k, si - 6), v("vn6", si - 6, si - 5));
-            assert_eq!(store.get_as_of(&k, si - 8), None);
+            assert_eq!(store.get(&k).expect("read"), None);
+            assert_eq!(store.get_as_of(&k, si + 30).expect("read"), None);
+            assert_eq!(store.get_as_of(&k, si + 15).expect("read"), None);
+            assert_eq!(
+                store.get_as_of(&k, si + 6).expect("read"),
+                v("vp5", si + 5, si + 10)
+            );
+            assert_eq!(store.get_as_of(&k, si + 2).expect("read"), None);
+            assert_eq!(store.get_as_of(&k, si).expect("read"), None);
+            assert_eq!(store.get_as_of(&k, si - 1).expect("read"), None);
+            assert_eq!(
+                store.get_as_of(&k, si - 5).expect("read"),
+                v("vn5", si - 5, si - 1)
+            );
+            assert_eq!(
+                store.get_as_of(&k, si - 6).expect("read"),
+                v("vn6", si - 6, si - 5)
+            );
+            assert_eq!(store.get_as_of(&k, si - 8).expect("read"), None);
         },
     );
 }
@@ -875,8 +952,8 @@ fn should_restore_with_nulls_and_repeat_timestamps() {
         .collect();
     restored(&[&records], |store| {
         verify_repeat_timestamps(
-            &|k, t| store.get_as_of(&k.to_string(), t),
-            store.get(&"k".to_string()),
+            &|k, t| store.get_as_of(&k.to_string(), t).expect("read"),
+            store.get(&"k".to_string()).expect("read"),
         );
     });
 }
@@ -899,10 +976,10 @@ fn should_restore_multiple_batches() {
         ],
         |store| {
             let k = "k".to_string();
-            assert_eq!(store.get(&k), None);
-            assert_eq!(store.get_as_of(&k, si + 30), None);
+            assert_eq!(store.get(&k).expect("read"), None);
+            assert_eq!(store.get_as_of(&k, si + 30).expect("read"), None);
             assert_eq!(
-                store.get_as_of(&k, si + 15),
+                store.get_as_of(&k, si + 15).expect("read"),
                 Some(VersionedRecord::with_valid_to(
                     "vp10".into(),
                     si + 10,
@@ -910,10 +987,10 @@ fn should_restore_multiple_batches() {
                 ))
             );
             for t in [si + 5, si + 2, si, si - 1, si - 15] {
-                assert_eq!(store.get_as_of(&k, t), None, "{t}");
+                assert_eq!(store.get_as_of(&k, t).expect("read"), None, "{t}");
             }
             assert_eq!(
-                store.get_as_of(&k, si - 5),
+                store.get_as_of(&k, si - 5).expect("read"),
                 Some(VersionedRecord::with_valid_to(
                     "vn10".into(),
                     si - 10,
@@ -936,17 +1013,17 @@ fn should_not_restore_expired() {
         ]],
         |store| {
             assert_eq!(
-                store.get("k"),
+                store.get("k").expect("read"),
                 Some(VersionedRecord::new("v".into(), HISTORY_RETENTION + 10))
             );
             assert_eq!(
-                store.get("k1"),
+                store.get("k1").expect("read"),
                 Some(VersionedRecord::new(
                     "v1".into(),
                     HISTORY_RETENTION + 10 - GRACE_PERIOD
                 ))
             );
-            assert_eq!(store.get("k2"), None);
+            assert_eq!(store.get("k2").expect("read"), None);
         },
     );
 }
@@ -961,14 +1038,14 @@ fn should_restore_even_if_record_would_be_expired_by_end_of_batch() {
         ]],
         |store| {
             assert_eq!(
-                store.get("k2"),
+                store.get("k2").expect("read"),
                 Some(VersionedRecord::new(
                     "v2".into(),
                     HISTORY_RETENTION - GRACE_PERIOD
                 ))
             );
             assert_eq!(
-                store.get("k"),
+                store.get("k").expect("read"),
                 Some(VersionedRecord::new("v".into(), HISTORY_RETENTION + 10))
             );
         },
@@ -1145,12 +1222,12 @@ impl Processor<i32, String, i32, i32> for ContentChecker {
                         Some(v) => found.is_some_and(|f| &f.value == v && f.timestamp == t),
                     };
                 for (&t, v) in versions {
-                    if !matches(store.get_as_of(k, t), v, t) {
+                    if !matches(store.get_as_of(k, t).expect("read"), v, t) {
                         failed += 1;
                     }
                 }
                 let (&t, v) = versions.last_key_value().expect("a version");
-                if !matches(store.get(k), v, t) {
+                if !matches(store.get(k).expect("read"), v, t) {
                     failed += 1;
                 }
             }
@@ -1300,10 +1377,10 @@ proptest! {
                     model.put(k, None, t);
                 }
                 Op::Get(k) => {
-                    prop_assert_eq!(store.get(&k).map(|r| (r.value, r.timestamp)), model.get(k));
+                    prop_assert_eq!(store.get(&k).expect("read").map(|r| (r.value, r.timestamp)), model.get(k));
                 }
                 Op::GetAsOf(k, t) => {
-                    prop_assert_eq!(as_model(store.get_as_of(&k, t)), model.get_as_of(k, t));
+                    prop_assert_eq!(as_model(store.get_as_of(&k, t).expect("read")), model.get_as_of(k, t));
                 }
             }
             prop_assert_eq!(store.observed_stream_time(), model.stream_time);
@@ -1318,9 +1395,9 @@ proptest! {
         let restored = restored.as_any_mut().downcast_mut::<VersionedKeyValueStore<i32, i64>>().expect("versioned");
         restored.restore(&changelog).expect("restore");
         for k in 0..5 {
-            prop_assert_eq!(restored.get(&k), store.get(&k));
+            prop_assert_eq!(restored.get(&k).expect("read"), store.get(&k).expect("read"));
             for t in (-1..420).step_by(7) {
-                prop_assert_eq!(restored.get_as_of(&k, t), store.get_as_of(&k, t), "{} as of {}", k, t);
+                prop_assert_eq!(restored.get_as_of(&k, t).expect("read"), store.get_as_of(&k, t).expect("read"), "{} as of {}", k, t);
             }
         }
     }

@@ -452,8 +452,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     }
 
     #[track_caller]
-    fn read<R>(&self, f: impl FnOnce(&VersionedKeyValueStore<K, V>) -> R) -> R {
-        match self.with(|s| Ok(f(s))) {
+    fn read<R>(&self, f: impl FnOnce(&VersionedKeyValueStore<K, V>) -> Result<R>) -> R {
+        match self.with(|s| f(s)) {
             Ok(r) => r,
             Err(e) => panic!("reading store `{}` failed: {e}", self.name),
         }
@@ -467,12 +467,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// The newest version of `key`, unless it is a tombstone.
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
     pub fn get<Q>(&self, key: &Q) -> Option<VersionedRecord<V>>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
         self.read(|s| s.get(key))
     }
@@ -481,12 +482,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// [`VersionedKeyValueStore::get_as_of`]).
     ///
     /// # Panics
-    /// If the driver is in use (called from inside one of its own processors).
+    /// If the driver is in use (called from inside one of its own
+    /// processors), or the store fails.
     #[track_caller]
     pub fn get_as_of<Q>(&self, key: &Q, as_of: i64) -> Option<VersionedRecord<V>>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
         self.read(|s| s.get_as_of(key, as_of))
     }
@@ -498,11 +500,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn versions(&self) -> Vec<(K, i64, Option<V>)> {
-        self.read(|s| {
-            s.versions()
-                .map(|(k, t, v)| (k.clone(), t, v.cloned()))
-                .collect()
-        })
+        self.read(VersionedKeyValueStore::versions)
     }
 
     /// How long the store keeps history, in milliseconds.
@@ -511,7 +509,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn history_retention_ms(&self) -> i64 {
-        self.read(|s| s.history_retention_ms())
+        self.read(|s| Ok(s.history_retention_ms()))
     }
 
     /// The largest timestamp put so far (-1 before the first).
@@ -520,7 +518,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStoreView<'_
     /// If the driver is in use (called from inside one of its own processors).
     #[track_caller]
     pub fn observed_stream_time(&self) -> i64 {
-        self.read(|s| s.observed_stream_time())
+        self.read(|s| Ok(s.observed_stream_time()))
     }
 
     /// Puts a version, as a test setting up state would (the changelog

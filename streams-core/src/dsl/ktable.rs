@@ -164,7 +164,7 @@ pub(crate) fn versioned_store_getter<K: Ord + Clone + 'static, V: Clone + 'stati
         let name = store.clone();
         let getter: ValueGetter<K, V> = Rc::new(move |lookup, key| {
             let store = lookup.versioned::<K, V>(&name)?;
-            Ok(store.get(key).map(|r| (r.value, r.timestamp)))
+            Ok(store.get(key)?.map(|r| (r.value, r.timestamp)))
         });
         (vec![store.clone()], getter)
     })
@@ -180,7 +180,7 @@ pub(crate) fn versioned_as_of_getter<K: Ord + Clone + 'static, V: Clone + 'stati
         let name = store.clone();
         let getter: VersionedValueGetter<K, V> = Rc::new(move |lookup, key, as_of| {
             let store = lookup.versioned::<K, V>(&name)?;
-            Ok(store.get_as_of(key, as_of).map(|r| (r.value, r.timestamp)))
+            Ok(store.get_as_of(key, as_of)?.map(|r| (r.value, r.timestamp)))
         });
         (vec![(store.clone(), history_retention_ms)], getter)
     })

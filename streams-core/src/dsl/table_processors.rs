@@ -46,7 +46,7 @@ where
     let (old, put) = {
         let mut store = ctx.versioned_key_value_store::<K, V>(store)?;
         let old = if send_old {
-            store.get(key).map(|r| r.value)
+            store.get(key)?.map(|r| r.value)
         } else {
             None
         };
@@ -189,7 +189,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> Processor<K, Change<V>> for T
             // Kafka's old value of a materialized filter: its store's.
             let old = if self.send_old {
                 ctx.versioned_key_value_store::<K, V>(store)?
-                    .get(&key)
+                    .get(&key)?
                     .map(|r| r.value)
             } else {
                 None

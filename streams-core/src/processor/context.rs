@@ -260,7 +260,7 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
     ///         let before = {
     ///             let mut store = ctx.versioned_key_value_store::<String, String>("prices")?;
     ///             store.put(key, r.value.clone(), r.timestamp)?;
-    ///             store.get_as_of(r.key.as_ref().unwrap(), r.timestamp - 1)
+    ///             store.get_as_of(r.key.as_ref().unwrap(), r.timestamp - 1)?
     ///         };
     ///         match before {
     ///             Some(v) => ctx.forward(r.with_value(Some(v.value))),

@@ -10,6 +10,9 @@ use super::{Changelog, MakeStore, StateStore, StoreContext, StoreKind, StorePart
 use crate::error::{Result, StreamsError};
 use crate::record::RawRecord;
 
+#[cfg(feature = "rocksdb")]
+use super::key_value::not_open;
+
 /// A value and the time from which it is valid, Kafka's `VersionedRecord`:
 /// what a [`VersionedKeyValueStore`] returns.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -180,10 +183,15 @@ type Versions<V> = BTreeMap<i64, Option<V>>;
 /// timestamp from which it was valid, kept for a history retention.
 ///
 /// Kafka's only implementation is `RocksDBVersionedStore`, built by
-/// `Stores.persistentVersionedKeyValueStore`; this crate is in memory, so
+/// `Stores.persistentVersionedKeyValueStore`. Here
 /// [`Stores::persistent_versioned_key_value_store`](super::Stores::persistent_versioned_key_value_store)
-/// keeps Kafka's name and Kafka's rules but holds the versions in memory.
-/// The rules, from `RocksDBVersionedStore`:
+/// keeps Kafka's name and Kafka's rules, and holds the versions in memory,
+/// or, with the `rocksdb` feature, in RocksDB when the config asks for
+/// Kafka's RocksDB DSL store suppliers (`default.dsl.store = rocksDB`, as
+/// for the other stores a supplier leaves to the config): one database
+/// per store under `<state.dir>/<application.id>/<task>/rocksdb/<store>`,
+/// each key's versions under its bytes, the same rules. The rules, from
+/// `RocksDBVersionedStore`:
 ///
 /// - A put or delete at a timestamp older than the *observed stream time*
 ///   (the largest timestamp put so far) minus the history retention is
@@ -226,13 +234,13 @@ type Versions<V> = BTreeMap<i64, Option<V>>;
 /// assert_eq!(store.put(pen.clone(), Some("1.00".into()), 10)?, -1); // the newest version
 /// assert_eq!(store.put(pen.clone(), Some("1.20".into()), 30)?, -1);
 /// assert_eq!(store.put(pen.clone(), Some("0.90".into()), 20)?, 30); // valid until 30
-/// assert_eq!(store.get(&pen), Some(VersionedRecord::new("1.20".to_string(), 30)));
-/// assert_eq!(store.get_as_of(&pen, 25), Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
-/// assert_eq!(store.get_as_of(&pen, 5), None);
+/// assert_eq!(store.get(&pen)?, Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of(&pen, 25)?, Some(VersionedRecord::with_valid_to("0.90".to_string(), 20, 30)));
+/// assert_eq!(store.get_as_of(&pen, 5)?, None);
 /// store.put("ink".into(), Some("3.00".into()), 200)?; // stream time 200: history back to 100
 /// assert_eq!(store.put(pen.clone(), Some("late".into()), 99)?, VersionedKeyValueStore::<String, String>::PUT_RETURN_CODE_NOT_PUT);
-/// assert_eq!(store.get_as_of(&pen, 25), None); // beyond the history retention
-/// assert_eq!(store.get_as_of(&pen, 150), Some(VersionedRecord::new("1.20".to_string(), 30)));
+/// assert_eq!(store.get_as_of(&pen, 25)?, None); // beyond the history retention
+/// assert_eq!(store.get_as_of(&pen, 150)?, Some(VersionedRecord::new("1.20".to_string(), 30)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -250,6 +258,12 @@ pub struct VersionedKeyValueStore<K, V> {
     /// The segment of the oldest time still in the history at the last
     /// sweep of every key.
     swept_segment: i64,
+    /// Whether the versions live in RocksDB (opened at `init`).
+    persistent: bool,
+    /// The changelog topic, which the serdes are called with.
+    topic: String,
+    #[cfg(feature = "rocksdb")]
+    rocks: Option<super::rocksdb::RocksKv>,
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> {
@@ -269,7 +283,23 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
             changelog,
             context: None,
             swept_segment: i64::MIN,
+            persistent: false,
+            topic: format!("{name}-changelog"),
+            #[cfg(feature = "rocksdb")]
+            rocks: None,
         }
+    }
+
+    /// Where the versions live: in RocksDB when `persistent` (an error
+    /// without the `rocksdb` feature).
+    fn set_persistent(&mut self, persistent: bool) -> Result<()> {
+        if persistent && !cfg!(feature = "rocksdb") {
+            return Err(StreamsError::PersistentStoresNotEnabled {
+                store: self.name.clone(),
+            });
+        }
+        self.persistent = persistent;
+        Ok(())
     }
 
     /// The store's name.
@@ -318,7 +348,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
     /// The changelog serde failed.
     pub fn put(&mut self, key: K, value: Option<V>, timestamp: i64) -> Result<i64> {
         self.changelog.log(&key, value.as_ref(), Some(timestamp))?;
-        Ok(match self.apply(key, value, timestamp) {
+        Ok(match self.apply(key, value, timestamp)? {
             Some(valid_to) => valid_to.unwrap_or(Self::PUT_RETURN_CODE_VALID_TO_UNDEFINED),
             None => {
                 self.count_expired();
@@ -347,20 +377,35 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
             self.count_expired();
             return Ok(None);
         }
-        let existing = self.get_as_of::<K>(&key, timestamp);
-        self.apply(key, None, timestamp);
+        let existing = self.get_as_of::<K>(&key, timestamp)?;
+        self.apply(key, None, timestamp)?;
         Ok(existing)
     }
 
     /// The newest version of `key` (in any borrowed form of the key type,
     /// `get("a")` on `String` keys), unless it is a tombstone.
-    pub fn get<Q>(&self, key: &Q) -> Option<VersionedRecord<V>>
+    ///
+    /// # Errors
+    /// A store in RocksDB could not read or decode the key's versions.
+    pub fn get<Q>(&self, key: &Q) -> Result<Option<VersionedRecord<V>>>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
-        let (&ts, value) = self.keys.get(key)?.last_key_value()?;
-        Some(VersionedRecord::new(value.clone()?, ts))
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let Some(versions) = self.stored_versions(&key.to_owned())? else {
+                return Ok(None);
+            };
+            return latest(&versions)
+                .map(|(ts, bytes)| Ok(VersionedRecord::new(self.decode_value(bytes)?, ts)))
+                .transpose();
+        }
+        Ok(self
+            .keys
+            .get(key)
+            .and_then(latest)
+            .map(|(ts, v)| VersionedRecord::new(v.clone(), ts)))
     }
 
     /// The version of `key` valid at `as_of`, Kafka's `get(key,
@@ -368,64 +413,104 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
     /// it ended; `None` for a tombstone or no version. Further back than
     /// the history retention only the newest version is known: it is
     /// returned if it is not newer than `as_of`.
-    pub fn get_as_of<Q>(&self, key: &Q, as_of: i64) -> Option<VersionedRecord<V>>
+    ///
+    /// # Errors
+    /// A store in RocksDB could not read or decode the key's versions.
+    pub fn get_as_of<Q>(&self, key: &Q, as_of: i64) -> Result<Option<VersionedRecord<V>>>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
     {
-        let versions = self.keys.get(key)?;
-        if as_of < self.history_start() {
-            let (&ts, value) = versions.last_key_value()?;
-            return match value {
-                Some(v) if ts <= as_of => Some(VersionedRecord::new(v.clone(), ts)),
-                _ => None,
+        let start = self.history_start();
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let Some(versions) = self.stored_versions(&key.to_owned())? else {
+                return Ok(None);
             };
+            return version_as_of(&versions, as_of, start)
+                .map(|(ts, bytes, valid_to)| {
+                    Ok(VersionedRecord {
+                        value: self.decode_value(bytes)?,
+                        timestamp: ts,
+                        valid_to,
+                    })
+                })
+                .transpose();
         }
-        let (&ts, value) = versions.range(..=as_of).next_back()?;
-        let value = value.clone()?;
-        let next = versions
-            .range((Bound::Excluded(ts), Bound::Unbounded))
-            .next()
-            .map(|(&t, _)| t);
-        Some(VersionedRecord {
-            value,
-            timestamp: ts,
-            valid_to: next,
-        })
+        Ok(self.keys.get(key).and_then(|versions| {
+            version_as_of(versions, as_of, start).map(|(ts, v, valid_to)| VersionedRecord {
+                value: v.clone(),
+                timestamp: ts,
+                valid_to,
+            })
+        }))
     }
 
     /// Inserts a version unless it is expired: `None` when expired, else
     /// the timestamp of the next newer version, if any.
-    fn apply(&mut self, key: K, value: Option<V>, timestamp: i64) -> Option<Option<i64>> {
+    fn apply(&mut self, key: K, value: Option<V>, timestamp: i64) -> Result<Option<Option<i64>>> {
         if timestamp < self.history_start() {
-            return None;
+            return Ok(None);
         }
         self.observed_stream_time = self.observed_stream_time.max(timestamp);
         let start = self.history_start();
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let key_bytes = self.changelog.key_bytes(&self.topic, &key)?;
+            let value = value
+                .map(|v| self.changelog.value_bytes(&self.topic, &v))
+                .transpose()?;
+            let db = self.rocks.as_ref().ok_or_else(|| not_open(&self.name))?;
+            let mut versions = match db.get(&key_bytes)? {
+                Some(bytes) => decode_versions(&bytes).ok_or_else(|| corrupt_versions(db))?,
+                None => Versions::new(),
+            };
+            let (next, gone) = insert_version(&mut versions, timestamp, value, start);
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            if gone {
+                db.delete(&key_bytes)?;
+            } else {
+                db.put(&key_bytes, &encode_versions(&versions))?;
+            }
+            self.maybe_sweep()?;
+            return Ok(Some(next));
+        }
         let versions = self.keys.entry(key.clone()).or_default();
-        let next = versions
-            .range((Bound::Excluded(timestamp), Bound::Unbounded))
-            .next()
-            .map(|(&t, _)| t);
-        versions.insert(timestamp, value);
-        if prune(versions, start) {
+        let (next, gone) = insert_version(versions, timestamp, value, start);
+        if gone {
             self.keys.remove(&key);
         }
-        self.maybe_sweep();
-        Some(next)
+        self.maybe_sweep()?;
+        Ok(Some(next))
     }
 
     /// Drops what no read can reach any more from every key, each time
     /// the oldest time of the history enters a new segment (where Kafka
     /// drops a whole segment).
-    fn maybe_sweep(&mut self) {
+    fn maybe_sweep(&mut self) -> Result<()> {
         let start = self.history_start();
         let segment = start.div_euclid(self.params.segment_interval_ms);
         if segment <= self.swept_segment {
-            return;
+            return Ok(());
         }
         self.swept_segment = segment;
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let db = self.rocks.as_mut().ok_or_else(|| not_open(&self.name))?;
+            let all = db.range(Bound::Unbounded, Bound::Unbounded, true, |_| true)?;
+            for (key, bytes) in all {
+                let mut versions = decode_versions(&bytes).ok_or_else(|| corrupt_versions(db))?;
+                let before = versions.len();
+                if prune(&mut versions, start) {
+                    db.delete(&key)?;
+                } else if versions.len() != before {
+                    db.put(&key, &encode_versions(&versions))?;
+                }
+            }
+            return Ok(());
+        }
         self.keys.retain(|_, versions| !prune(versions, start));
+        Ok(())
     }
 
     fn count_expired(&self) {
@@ -460,18 +545,155 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
                 .as_ref()
                 .map(|v| self.changelog.decode_value(&topic, offset, v))
                 .transpose()?;
-            self.apply(key, value, record.timestamp);
+            self.apply(key, value, record.timestamp)?;
         }
         Ok(())
     }
 
     /// Every version of every key still reachable, oldest first per key
-    /// (`None` for a tombstone): for tests and debugging.
-    pub fn versions(&self) -> impl Iterator<Item = (&K, i64, Option<&V>)> {
-        self.keys
+    /// (`None` for a tombstone): for tests and debugging. Keys come in
+    /// their `Ord` order in memory, by their bytes in RocksDB.
+    ///
+    /// # Errors
+    /// A store in RocksDB could not read or decode its versions.
+    pub fn versions(&self) -> Result<Vec<(K, i64, Option<V>)>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let db = self.rocks.as_ref().ok_or_else(|| not_open(&self.name))?;
+            let mut out = Vec::new();
+            for (key, bytes) in db.range(Bound::Unbounded, Bound::Unbounded, true, |_| true)? {
+                let k = self
+                    .changelog
+                    .key_serde
+                    .deserialize(&self.topic, &key)
+                    .map_err(|e| db.corrupt(e.to_string()))?;
+                for (ts, v) in decode_versions(&bytes).ok_or_else(|| corrupt_versions(db))? {
+                    let v = v.map(|b| self.decode_value(&b)).transpose()?;
+                    out.push((k.clone(), ts, v));
+                }
+            }
+            return Ok(out);
+        }
+        Ok(self
+            .keys
             .iter()
-            .flat_map(|(k, vs)| vs.iter().map(move |(&t, v)| (k, t, v.as_ref())))
+            .flat_map(|(k, vs)| vs.iter().map(move |(&t, v)| (k.clone(), t, v.clone())))
+            .collect())
     }
+}
+
+/// The RocksDB side of a persistent versioned store.
+#[cfg(feature = "rocksdb")]
+impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> {
+    /// The versions of `key` in RocksDB, as bytes.
+    fn stored_versions(&self, key: &K) -> Result<Option<Versions<Vec<u8>>>> {
+        let db = self.rocks.as_ref().ok_or_else(|| not_open(&self.name))?;
+        let key_bytes = self.changelog.key_bytes(&self.topic, key)?;
+        db.get(&key_bytes)?
+            .map(|bytes| decode_versions(&bytes).ok_or_else(|| corrupt_versions(db)))
+            .transpose()
+    }
+
+    fn decode_value(&self, bytes: &[u8]) -> Result<V> {
+        let db = self.rocks.as_ref().ok_or_else(|| not_open(&self.name))?;
+        self.changelog
+            .value_serde
+            .deserialize(&self.topic, bytes)
+            .map_err(|e| db.corrupt(e.to_string()))
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+fn corrupt_versions(db: &super::rocksdb::RocksKv) -> StreamsError {
+    db.corrupt("a list of versions cut short (not written by this store)".to_owned())
+}
+
+/// A key's versions as RocksDB keeps them: per version, oldest first, its
+/// timestamp (8 bytes big-endian), then 0 for a tombstone, or 1 and the
+/// value's length (4 bytes big-endian) and bytes.
+#[cfg(feature = "rocksdb")]
+fn encode_versions(versions: &Versions<Vec<u8>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (ts, value) in versions {
+        out.extend_from_slice(&ts.to_be_bytes());
+        match value {
+            None => out.push(0),
+            Some(v) => {
+                out.push(1);
+                out.extend_from_slice(&u32::try_from(v.len()).unwrap_or(u32::MAX).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+        }
+    }
+    out
+}
+
+/// The versions [`encode_versions`] wrote; `None` when cut short.
+#[cfg(feature = "rocksdb")]
+fn decode_versions(mut bytes: &[u8]) -> Option<Versions<Vec<u8>>> {
+    let mut versions = Versions::new();
+    while !bytes.is_empty() {
+        let ts = i64::from_be_bytes(bytes.get(..8)?.try_into().ok()?);
+        let value = match bytes.get(8)? {
+            0 => {
+                bytes = &bytes[9..];
+                None
+            }
+            _ => {
+                let len = u32::from_be_bytes(bytes.get(9..13)?.try_into().ok()?) as usize;
+                let value = bytes.get(13..13 + len)?.to_vec();
+                bytes = &bytes[13 + len..];
+                Some(value)
+            }
+        };
+        versions.insert(ts, value);
+    }
+    Some(versions)
+}
+
+/// The newest version, unless it is a tombstone.
+fn latest<T>(versions: &Versions<T>) -> Option<(i64, &T)> {
+    let (&ts, value) = versions.last_key_value()?;
+    Some((ts, value.as_ref()?))
+}
+
+/// The version valid at `as_of` once the history starts at `start`: its
+/// timestamp, value and the timestamp of the next newer version.
+fn version_as_of<T>(
+    versions: &Versions<T>,
+    as_of: i64,
+    start: i64,
+) -> Option<(i64, &T, Option<i64>)> {
+    if as_of < start {
+        let (&ts, value) = versions.last_key_value()?;
+        return match value {
+            Some(v) if ts <= as_of => Some((ts, v, None)),
+            _ => None,
+        };
+    }
+    let (&ts, value) = versions.range(..=as_of).next_back()?;
+    let next = versions
+        .range((Bound::Excluded(ts), Bound::Unbounded))
+        .next()
+        .map(|(&t, _)| t);
+    Some((ts, value.as_ref()?, next))
+}
+
+/// Inserts a version (replacing one at the same timestamp) once the
+/// history starts at `start`: the timestamp of the next newer version,
+/// and whether nothing readable is left.
+fn insert_version<T>(
+    versions: &mut Versions<T>,
+    timestamp: i64,
+    value: Option<T>,
+    start: i64,
+) -> (Option<i64>, bool) {
+    let next = versions
+        .range((Bound::Excluded(timestamp), Bound::Unbounded))
+        .next()
+        .map(|(&t, _)| t);
+    versions.insert(timestamp, value);
+    (next, prune(versions, start))
 }
 
 /// Drops the versions of one key that no read can reach once the history
@@ -503,8 +725,24 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for VersionedKeyVa
     fn init(&mut self, context: &StoreContext) -> Result<()> {
         let name = self.name.clone();
         self.changelog.init(&name, context);
+        self.topic = context.changelog_topic(&name);
         self.context = Some(context.clone());
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            let path = context.state_dir().join("rocksdb").join(&self.name);
+            self.rocks = Some(super::rocksdb::RocksKv::open(&self.name, &path)?);
+        }
         Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        #[cfg(feature = "rocksdb")]
+        {
+            self.rocks = None;
+        }
+        Ok(())
+    }
+    fn persistent(&self) -> bool {
+        self.persistent
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -535,7 +773,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> MakeStore for VersionedKeyVal
     type Params = VersionedParams;
 
     fn make(name: &str, params: &VersionedParams, parts: StoreParts<K, V>) -> Result<Self> {
-        Ok(VersionedKeyValueStore::new(name, *params, parts.changelog))
+        let mut store = VersionedKeyValueStore::new(name, *params, parts.changelog);
+        store.set_persistent(parts.persistent)?;
+        Ok(store)
     }
 
     fn min_compaction_lag_ms(params: &VersionedParams) -> Option<i64> {
