@@ -431,6 +431,25 @@ fn timestamped_values_keep_their_timestamps<B: Backend>(b: &B) -> TestResult {
     Ok(())
 }
 
+/// What the driver's stores wrote to `topic` so far, as raw records to
+/// restore (the driver hands on changelogs at its next record: it pipes
+/// one).
+fn changelog_of(driver: &TopologyTestDriver, topic: &str) -> Vec<streams_core::RawRecord> {
+    driver
+        .create_input_topic("in", StringSerde, StringSerde)
+        .pipe_value("x");
+    driver
+        .create_output_topic(
+            topic,
+            streams_core::serde::BytesSerde,
+            streams_core::serde::BytesSerde,
+        )
+        .read_records_to_list()
+        .into_iter()
+        .map(|r| streams_core::RawRecord::new(r.key, r.value, r.timestamp.unwrap_or_default()))
+        .collect()
+}
+
 /// A store restored from its changelog holds what the original held.
 fn a_store_restores_from_its_changelog<B: Backend>(b: &B) -> TestResult {
     let driver = driver(b, vec![store(b.kv("kv", I64Serde, StringSerde))])?;
@@ -440,19 +459,7 @@ fn a_store_restores_from_its_changelog<B: Backend>(b: &B) -> TestResult {
     }
     kv.delete(&0)?;
     // The driver hands on the changelog at its next record.
-    driver
-        .create_input_topic("in", StringSerde, StringSerde)
-        .pipe_value("x");
-    let changelog: Vec<streams_core::RawRecord> = driver
-        .create_output_topic(
-            "stores-kv-changelog",
-            streams_core::serde::BytesSerde,
-            streams_core::serde::BytesSerde,
-        )
-        .read_records_to_list()
-        .into_iter()
-        .map(|r| streams_core::RawRecord::new(r.key, r.value, r.timestamp.unwrap_or_default()))
-        .collect();
+    let changelog = changelog_of(&driver, "stores-kv-changelog");
     assert_eq!(changelog.len(), 4);
     let original = kv.all();
     drop(kv);
@@ -484,19 +491,7 @@ fn a_window_store_restores_from_its_changelog<B: Backend>(b: &B) -> TestResult {
     for (k, start) in [(3, 0), (-3, 10), (0, 500), (3, 1_200), (1, 2_000)] {
         w.put(k, format!("v{k}@{start}"), start)?;
     }
-    driver
-        .create_input_topic("in", StringSerde, StringSerde)
-        .pipe_value("x");
-    let changelog: Vec<streams_core::RawRecord> = driver
-        .create_output_topic(
-            "stores-w-changelog",
-            streams_core::serde::BytesSerde,
-            streams_core::serde::BytesSerde,
-        )
-        .read_records_to_list()
-        .into_iter()
-        .map(|r| streams_core::RawRecord::new(r.key, r.value, r.timestamp.unwrap_or_default()))
-        .collect();
+    let changelog = changelog_of(&driver, "stores-w-changelog");
     assert_eq!(changelog.len(), 5);
     let original = w.all();
     // Stream time 2,000, retention 1 s: the windows at 0 and 10 expired

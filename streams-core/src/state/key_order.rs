@@ -146,6 +146,35 @@ impl<K: 'static> KeyOrder<K> {
         })
     }
 
+    /// The serialized bytes of an ordered key: the ones it carries, else
+    /// serialized now.
+    #[cfg(feature = "rocksdb")]
+    pub(crate) fn bytes_of(&self, key: &OrderedKey<K>) -> Result<Vec<u8>> {
+        match &key.bytes {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => self.bytes(&key.key),
+        }
+    }
+
+    /// A key range as bytes, for a RocksDB store (see [`ByteRange`]).
+    #[cfg(feature = "rocksdb")]
+    pub(crate) fn byte_range(
+        &self,
+        keys: &(Bound<OrderedKey<K>>, Bound<OrderedKey<K>>),
+    ) -> Result<ByteRange> {
+        let bytes = |b: &Bound<OrderedKey<K>>| -> Result<Bound<Vec<u8>>> {
+            Ok(match b {
+                Bound::Included(k) => Bound::Included(self.bytes_of(k)?),
+                Bound::Excluded(k) => Bound::Excluded(self.bytes_of(k)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        Ok(ByteRange {
+            from: bytes(&keys.0)?,
+            to: bytes(&keys.1)?,
+        })
+    }
+
     /// A key from bytes, if the bytes are exactly a key's.
     pub(crate) fn key_of(&self, bytes: &[u8]) -> Option<K> {
         let key = self.serde.deserialize(&self.topic, bytes).ok()?;
@@ -172,6 +201,41 @@ pub(crate) fn owned_bound<Q: ToOwned + ?Sized>(bound: Bound<&Q>) -> Bound<Q::Own
         Bound::Included(k) => Bound::Included(k.to_owned()),
         Bound::Excluded(k) => Bound::Excluded(k.to_owned()),
         Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// A key range as serialized bytes. Kafka's RocksDB window and session
+/// stores take inclusive key bounds (or none); an excluded bound (a Rust
+/// range's) is the inclusive one without that key.
+#[cfg(feature = "rocksdb")]
+pub(crate) struct ByteRange {
+    from: Bound<Vec<u8>>,
+    to: Bound<Vec<u8>>,
+}
+
+#[cfg(feature = "rocksdb")]
+impl ByteRange {
+    fn inclusive(bound: &Bound<Vec<u8>>) -> Option<&[u8]> {
+        match bound {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k),
+            Bound::Unbounded => None,
+        }
+    }
+
+    /// The first key, inclusive.
+    pub(crate) fn first(&self) -> Option<&[u8]> {
+        Self::inclusive(&self.from)
+    }
+
+    /// The last key, inclusive.
+    pub(crate) fn last(&self) -> Option<&[u8]> {
+        Self::inclusive(&self.to)
+    }
+
+    /// Whether an excluded bound leaves out `key`.
+    pub(crate) fn excludes(&self, key: &[u8]) -> bool {
+        matches!(&self.from, Bound::Excluded(f) if key == f.as_slice())
+            || matches!(&self.to, Bound::Excluded(t) if key == t.as_slice())
     }
 }
 

@@ -473,12 +473,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
     /// Where the store keeps its entries: in RocksDB when `persistent`
     /// (an error without the `rocksdb` feature).
     fn set_persistent(&mut self, persistent: bool) -> Result<()> {
-        if persistent && !cfg!(feature = "rocksdb") {
-            return Err(StreamsError::PersistentStoresNotEnabled {
-                store: self.name.clone(),
-            });
-        }
-        self.persistent = persistent;
+        self.persistent = super::rocksdb_available(&self.name, persistent)?;
         Ok(())
     }
 

@@ -460,6 +460,17 @@ impl KeyValueBytesStoreSupplier {
     }
 }
 
+/// `persistent` for the store `store`, or the error that the crate was
+/// built without RocksDB (its `rocksdb` feature).
+pub(crate) fn rocksdb_available(store: &str, persistent: bool) -> Result<bool> {
+    if persistent && !cfg!(feature = "rocksdb") {
+        return Err(crate::StreamsError::PersistentStoresNotEnabled {
+            store: store.to_owned(),
+        });
+    }
+    Ok(persistent)
+}
+
 /// A name is an in-memory store of that name, as
 /// [`Stores::in_memory_key_value_store`] gives.
 impl From<&str> for KeyValueBytesStoreSupplier {

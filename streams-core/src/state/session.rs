@@ -141,12 +141,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
     /// Where the store keeps its sessions: in RocksDB when `persistent`
     /// (an error without the `rocksdb` feature).
     fn set_persistent(&mut self, persistent: bool) -> Result<()> {
-        if persistent && !cfg!(feature = "rocksdb") {
-            return Err(StreamsError::PersistentStoresNotEnabled {
-                store: self.name.clone(),
-            });
-        }
-        self.persistent = persistent;
+        self.persistent = super::rocksdb_available(&self.name, persistent)?;
         Ok(())
     }
 
@@ -627,16 +622,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         self.rocks.as_ref().ok_or_else(|| not_open(&self.name))
     }
 
-    fn key_bytes(&self, key: &OrderedKey<K>) -> Result<Vec<u8>> {
-        match &key.bytes {
-            Some(bytes) => Ok(bytes.to_vec()),
-            None => self.order.bytes(&key.key),
-        }
-    }
-
     /// Kafka's session key: the key's bytes, the session end and start.
     fn store_key(&self, key: &OrderedKey<K>, window: &Window) -> Result<Vec<u8>> {
-        let mut out = self.key_bytes(key)?;
+        let mut out = self.order.bytes_of(key)?;
         out.extend_from_slice(&session_suffix(window));
         Ok(out)
     }
@@ -659,36 +647,16 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SessionStore<K, V> {
         latest_start: i64,
         forward: bool,
     ) -> Result<KeyValueIterator<Windowed<K>, V>> {
-        let bound_bytes = |b: &Bound<OrderedKey<K>>| -> Result<Bound<Vec<u8>>> {
-            Ok(match b {
-                Bound::Included(k) => Bound::Included(self.key_bytes(k)?),
-                Bound::Excluded(k) => Bound::Excluded(self.key_bytes(k)?),
-                Bound::Unbounded => Bound::Unbounded,
-            })
-        };
-        let (from, to) = (bound_bytes(&keys.0)?, bound_bytes(&keys.1)?);
-        let inclusive = |b: &Bound<Vec<u8>>| match b {
-            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
-            Bound::Unbounded => None,
-        };
+        let range = self.order.byte_range(&keys)?;
         let db = self.rocks()?;
-        let (key_from, key_to) = (inclusive(&from), inclusive(&to));
-        let found = match (&key_from, &key_to) {
+        let found = match (range.first(), range.last()) {
             (Some(f), Some(t)) if f == t => db.fetch_key(f, earliest_end, latest_start, forward)?,
-            _ => db.fetch_keys(
-                key_from.as_deref(),
-                key_to.as_deref(),
-                earliest_end,
-                latest_start,
-                forward,
-            )?,
+            (first, last) => db.fetch_keys(first, last, earliest_end, latest_start, forward)?,
         };
         let mut out = Vec::with_capacity(found.len());
         for (store_key, value) in found {
             let key_bytes = KeySchema::Session.key_bytes(&store_key);
-            let excluded = matches!(&from, Bound::Excluded(f) if key_bytes == f.as_slice())
-                || matches!(&to, Bound::Excluded(t) if key_bytes == t.as_slice());
-            if excluded {
+            if range.excludes(key_bytes) {
                 continue;
             }
             let key = self

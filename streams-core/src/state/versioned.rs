@@ -293,12 +293,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> VersionedKeyValueStore<K, V> 
     /// Where the versions live: in RocksDB when `persistent` (an error
     /// without the `rocksdb` feature).
     fn set_persistent(&mut self, persistent: bool) -> Result<()> {
-        if persistent && !cfg!(feature = "rocksdb") {
-            return Err(StreamsError::PersistentStoresNotEnabled {
-                store: self.name.clone(),
-            });
-        }
-        self.persistent = persistent;
+        self.persistent = super::rocksdb_available(&self.name, persistent)?;
         Ok(())
     }
 

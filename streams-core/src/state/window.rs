@@ -374,7 +374,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
             let Some((lo, hi)) = bounds else {
                 return Ok(Vec::new());
             };
-            let key_bytes = self.key_bytes(key)?;
+            let key_bytes = self.order.bytes_of(key)?;
             let db = self.rocks()?;
             let mut out = Vec::new();
             for (store_key, value) in db.fetch_key(&key_bytes, lo, hi, true)? {
@@ -835,12 +835,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
     /// Where the store keeps its entries: in RocksDB when `persistent`
     /// (an error without the `rocksdb` feature).
     fn set_persistent(&mut self, persistent: bool) -> Result<()> {
-        if persistent && !cfg!(feature = "rocksdb") {
-            return Err(StreamsError::PersistentStoresNotEnabled {
-                store: self.name.clone(),
-            });
-        }
-        self.persistent = persistent;
+        self.persistent = super::rocksdb_available(&self.name, persistent)?;
         Ok(())
     }
 
@@ -881,17 +876,10 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         self.rocks.as_ref().ok_or_else(|| not_open(&self.name))
     }
 
-    fn key_bytes(&self, key: &OrderedKey<K>) -> Result<Vec<u8>> {
-        match &key.bytes {
-            Some(bytes) => Ok(bytes.to_vec()),
-            None => self.order.bytes(&key.key),
-        }
-    }
-
     /// Kafka's window store key: the key's bytes, the window start and
     /// the sequence number, big-endian.
     fn store_key(&self, key: &OrderedKey<K>, window_start: i64, seqnum: u32) -> Result<Vec<u8>> {
-        let mut out = self.key_bytes(key)?;
+        let mut out = self.order.bytes_of(key)?;
         out.extend_from_slice(&window_start.to_be_bytes());
         out.extend_from_slice(&seqnum.to_be_bytes());
         Ok(out)
@@ -958,32 +946,12 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> WindowCore<K, S, V> {
         let Some((lo, hi)) = bounds else {
             return Ok(Vec::new());
         };
-        let bound_bytes = |b: &Bound<OrderedKey<K>>| -> Result<Bound<Vec<u8>>> {
-            Ok(match b {
-                Bound::Included(k) => Bound::Included(self.key_bytes(k)?),
-                Bound::Excluded(k) => Bound::Excluded(self.key_bytes(k)?),
-                Bound::Unbounded => Bound::Unbounded,
-            })
-        };
-        let (from, to) = (bound_bytes(&keys.0)?, bound_bytes(&keys.1)?);
-        let inclusive = |b: &Bound<Vec<u8>>| match b {
-            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
-            Bound::Unbounded => None,
-        };
+        let range = self.order.byte_range(&keys)?;
         let db = self.rocks()?;
-        let found = db.fetch_keys(
-            inclusive(&from).as_deref(),
-            inclusive(&to).as_deref(),
-            lo,
-            hi,
-            true,
-        )?;
+        let found = db.fetch_keys(range.first(), range.last(), lo, hi, true)?;
         let mut out = Vec::with_capacity(found.len());
         for (store_key, value) in found {
-            let key = KeySchema::Window.key_bytes(&store_key);
-            let excluded = matches!(&from, Bound::Excluded(f) if key == f.as_slice())
-                || matches!(&to, Bound::Excluded(t) if key == t.as_slice());
-            if !excluded {
+            if !range.excludes(KeySchema::Window.key_bytes(&store_key)) {
                 out.push(self.decode_entry(db, &store_key, &value)?);
             }
         }
