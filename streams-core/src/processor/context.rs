@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 use std::time::Duration;
 
+use super::TaskId;
 use super::task::TaskState;
 use crate::error::{Result, StreamsError, TopologyError};
 use crate::record::{Record, RecordMetadata};
@@ -63,23 +64,6 @@ pub struct Punctuation {
     pub interval: Duration,
 }
 
-/// The id of a task: sub-topology and partition, as Kafka's `TaskId`
-/// (`0_0` in the test driver, which runs one task; the runtime's tasks
-/// have their own, `1_2` for partition 2 of sub-topology 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskId {
-    /// The sub-topology.
-    pub subtopology: u32,
-    /// The partition.
-    pub partition: i32,
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}_{}", self.subtopology, self.partition)
-    }
-}
-
 /// What a processor can see and do: forward records, schedule
 /// punctuations, read the current record's metadata and the clocks.
 ///
@@ -133,10 +117,10 @@ impl<'a, K, V> ProcessorContext<'a, K, V> {
 
     /// The task this processor runs in.
     pub fn task_id(&self) -> TaskId {
-        TaskId {
-            subtopology: u32::try_from(self.task.subtopology).unwrap_or(u32::MAX),
-            partition: self.task.partition,
-        }
+        TaskId::new(
+            u32::try_from(self.task.subtopology).unwrap_or(u32::MAX),
+            u32::try_from(self.task.partition).unwrap_or(0),
+        )
     }
 
     /// Where the record being processed came from; `None` during

@@ -9,7 +9,8 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use super::Processor;
-use super::context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};
+use super::TaskId;
+use super::context::{Cancellable, ProcessorContext, Punctuation, PunctuationType};
 use crate::error::Result;
 use crate::record::{Headers, Record, RecordMetadata};
 use crate::state::{

@@ -35,12 +35,14 @@ pub(crate) mod node;
 pub(crate) mod partitioner;
 mod punctuation_queue;
 pub(crate) mod task;
+pub mod task_id;
 
 pub(crate) use context::StoreLookup;
-pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType, TaskId};
+pub use context::{Cancellable, ProcessorContext, Punctuation, PunctuationType};
 pub(crate) use fixed_key::FixedKeyAdapter;
 pub use fixed_key::{FixedKeyProcessor, FixedKeyProcessorContext, FixedKeyRecord};
 pub use partitioner::{PartitionCountLookup, StreamPartitioner};
+pub use task_id::TaskId;
 
 use crate::error::Result;
 use crate::record::Record;
