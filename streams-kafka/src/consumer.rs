@@ -804,8 +804,16 @@ impl Consumer for KafkaConsumer {
                 Some(Err(e)) => {
                     // An offset out of range with no reset, a refused
                     // authorization, a fatal error: the poll fails.
-                    if code_of(&e).is_some_and(is_authentication) {
+                    let code = code_of(&e);
+                    if code.is_some_and(is_authentication) {
                         self.health.refused(&e.to_string());
+                    }
+                    if code == Some(RDKafkaErrorCode::InconsistentGroupProtocol) {
+                        // librdkafka would try to join again and again.
+                        return Err(ClientError::InconsistentGroupProtocol {
+                            group: self.settings.group_id.clone().unwrap_or_default(),
+                            detail: format!("{}: {e}", self.settings.client),
+                        });
                     }
                     return Err(self.error("poll", None, e));
                 }
