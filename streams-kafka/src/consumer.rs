@@ -1011,7 +1011,28 @@ impl Consumer for KafkaConsumer {
             tpl.add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
                 .map_err(|e| self.error("commit", Some(tp), e))?;
         }
-        let result = inner.commit(&tpl, CommitMode::Sync);
+        // A coordinator that is loading or has just moved (a broker
+        // restarting) refuses the commit for a moment: commit again until
+        // default.api.timeout.ms, as Kafka's commitSync does. An
+        // unreachable one fails at once (Unreachable, retriable).
+        let deadline = Instant::now() + self.settings.api_timeout;
+        let result = loop {
+            let result = inner.commit(&tpl, CommitMode::Sync);
+            match &result {
+                Err(e)
+                    if code_of(e).is_some_and(|c| {
+                        matches!(
+                            c,
+                            RDKafkaErrorCode::CoordinatorLoadInProgress
+                                | RDKafkaErrorCode::NotCoordinator
+                        )
+                    }) && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                _ => break result,
+            }
+        };
         drop(tpl);
         result.map_err(|e| match code_of(&e) {
             Some(c) if is_stale_member(c) || c == RDKafkaErrorCode::State => {

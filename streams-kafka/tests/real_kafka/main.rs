@@ -84,7 +84,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 20] = [
+const TRIALS: [(&str, TrialFn); 21] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -149,6 +149,10 @@ const TRIALS: [(&str, TrialFn); 20] = [
     (
         "stall::unreadable_offsets_fail_the_poll_in_bounded_time",
         stall::unreadable_offsets_fail_the_poll_in_bounded_time,
+    ),
+    (
+        "stall::commit_retries_a_loading_coordinator",
+        stall::commit_retries_a_loading_coordinator,
     ),
     ("security::sasl_plain", security::sasl_plain),
     (

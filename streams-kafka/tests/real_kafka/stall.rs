@@ -159,3 +159,26 @@ pub(crate) fn unreadable_offsets_fail_the_poll_in_bounded_time(_: &Env) -> Resul
     }
     Ok(())
 }
+
+/// A commit refused by a coordinator that is loading (a broker that has
+/// just restarted) is made again until `default.api.timeout.ms`, as
+/// Kafka's `commitSync` does, instead of failing the stream thread.
+pub(crate) fn commit_retries_a_loading_coordinator(_: &Env) -> Result<(), Failed> {
+    let topic = "stall-commit";
+    let (mock, clients) = cluster(topic)?;
+    let p0 = TopicPartition::new(topic, 0);
+    let mut consumer = clients.consumer(
+        &ClientConfig::new()
+            .set("group.id", "stall-commit-group")
+            .set("auto.offset.reset", "earliest"),
+    )?;
+    consumer.subscribe(&[topic.to_owned()], Arc::new(Unused))?;
+    poll_records(consumer.as_mut(), 6, Duration::from_secs(30))?;
+    mock.request_errors(
+        RDKafkaApiKey::OffsetCommit,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS; 8],
+    );
+    consumer.commit(&BTreeMap::from([(p0.clone(), 3)]))?;
+    assert_eq!(consumer.committed(&p0)?, Some(3));
+    Ok(())
+}
