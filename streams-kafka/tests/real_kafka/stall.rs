@@ -12,6 +12,9 @@
 //! every partition with its start offset, so that librdkafka starts all
 //! fetchers at once.
 //!
+//! The same coordinator states refuse a commit for a moment: the
+//! consumer commits again until `default.api.timeout.ms`.
+//!
 //! The errors are injected by librdkafka's own mock cluster
 //! (`rdkafka::mocking`), on the first OffsetFetch requests: the trials
 //! are deterministic and need no broker.
