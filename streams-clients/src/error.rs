@@ -45,6 +45,21 @@ pub enum ClientError {
         /// The generation or the reason, as the implementation knows them.
         detail: String,
     },
+    /// The group's members run a rebalance protocol this member does not
+    /// (the broker's `INCONSISTENT_GROUP_PROTOCOL`): a group runs one
+    /// assignor (or one group protocol), and its members have another,
+    /// such as a Kafka Streams application (the `stream` assignor) in the
+    /// group of an application on librdkafka's `range`. Not retriable:
+    /// the member is refused for as long as the others stay.
+    #[error(
+        "group '{group}' refused this member: its members run another rebalance protocol ({detail}); a group runs one protocol, so give this application an application.id (group.id) of its own, or stop the group's other members first"
+    )]
+    InconsistentGroupProtocol {
+        /// The consumer group (for a Streams application, its `application.id`).
+        group: String,
+        /// What the cluster said.
+        detail: String,
+    },
     /// The topic (or this partition of it) does not exist.
     #[error("topic '{topic}'{} does not exist; create it first (or check the name)", partition.map(|p| format!(" partition {p}")).unwrap_or_default())]
     UnknownTopicOrPartition {

@@ -23,6 +23,13 @@
 //! (process start-up included) to the last output record, and the CPU time
 //! (user + system, `/proc/PID/stat`) that the application's process and,
 //! when `BROKER_PID` names it, the broker spent meanwhile.
+//!
+//! For hunting a stall (issue 17), in the environment: `REALBENCH_RDKAFKA`
+//! (`name=value,...`, librdkafka settings of ours and of the reader, such
+//! as `debug=cgrp,fetch`), `REALBENCH_LOG=FILE` (their log lines: ours to
+//! FILE, the reader's to FILE.reader), `REALBENCH_TIMEOUT_S` (how long
+//! `run` waits for the complete output, 180 s), `REALBENCH_THREADS` (our
+//! stream threads, 1).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -143,17 +150,72 @@ fn cpu_seconds(pid: u32) -> Result<f64, Error> {
 }
 
 /// Clients of `bootstrap` with the librdkafka settings of
-/// `REALBENCH_RDKAFKA` (`name=value,...`), for experiments.
+/// `REALBENCH_RDKAFKA` (`name=value,...`; `debug=cgrp,fetch` is one
+/// setting), for experiments.
 fn clients_with_env(bootstrap: &str) -> KafkaClients {
     let mut clients = KafkaClients::new(bootstrap);
     if let Ok(settings) = std::env::var("REALBENCH_RDKAFKA") {
-        for setting in settings.split(',').filter(|s| !s.is_empty()) {
-            if let Some((name, value)) = setting.split_once('=') {
-                clients = clients.with(name, value);
+        // A piece without `=` continues the value before it, as in
+        // `debug=cgrp,fetch`.
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for piece in settings.split(',').filter(|s| !s.is_empty()) {
+            match (piece.split_once('='), pairs.last_mut()) {
+                (Some((name, value)), _) => pairs.push((name.to_owned(), value.to_owned())),
+                (None, Some((_, value))) => {
+                    value.push(',');
+                    value.push_str(piece);
+                }
+                (None, None) => {}
             }
+        }
+        for (name, value) in &pairs {
+            clients = clients.with(name.as_str(), value.as_str());
         }
     }
     clients
+}
+
+/// Writes every `log` record (librdkafka's lines among them, at the
+/// level of its `debug` setting) to the file named by `REALBENCH_LOG`, each
+/// with the seconds since the start and its thread.
+struct FileLog {
+    file: std::sync::Mutex<std::fs::File>,
+    started: Instant,
+}
+
+impl log::Log for FileLog {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if let Ok(mut file) = self.file.lock() {
+            let _ = writeln!(
+                file,
+                "{:>9.3} {:?} {} {}",
+                self.started.elapsed().as_secs_f64(),
+                std::thread::current().name().unwrap_or("-"),
+                record.level(),
+                record.args()
+            );
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+fn log_to_file(suffix: &str) -> Result<(), Error> {
+    if let Ok(path) = std::env::var("REALBENCH_LOG") {
+        let path = format!("{path}{suffix}");
+        let file = std::fs::File::create(path)?;
+        let logger: &'static FileLog = Box::leak(Box::new(FileLog {
+            file: std::sync::Mutex::new(file),
+            started: Instant::now(),
+        }));
+        log::set_logger(logger).map_err(|e| e.to_string())?;
+        log::set_max_level(log::LevelFilter::Debug);
+    }
+    Ok(())
 }
 
 /// Ours as Kafka Streams' `StreamsApp` runs: until stdin says `close`.
@@ -169,11 +231,17 @@ fn app(
     if topology != "stateless" && topology != "wordcount" {
         return Err(format!("unknown topology {topology}").into());
     }
+    log_to_file("")?;
     let (input, output, topology) = (input.to_owned(), output.to_owned(), topology.to_owned());
     let config = StreamsConfig::new(app_id)
         .with_property("client.id", "ours")
         .with_property("processing.guarantee", guarantee)
-        .with_property("commit.interval.ms", commit_ms);
+        .with_property("commit.interval.ms", commit_ms)
+        // REALBENCH_THREADS: stream threads (1), for experiments.
+        .with_property(
+            "num.stream.threads",
+            std::env::var("REALBENCH_THREADS").unwrap_or_else(|_| "1".to_owned()),
+        );
     let app = ThreadedKafkaStreams::new(
         move || match topology.as_str() {
             "stateless" => stateless(&input, &output),
@@ -221,7 +289,9 @@ fn run(
             .as_millis()
     );
     let (app_id, output) = (format!("realbench-{tag}"), format!("realbench-out-{tag}"));
-    let clients = Arc::new(KafkaClients::new(bootstrap));
+    // The reader's log (REALBENCH_LOG), with the application's librdkafka settings.
+    log_to_file(".reader")?;
+    let clients = Arc::new(clients_with_env(bootstrap));
     clients
         .admin(&ClientConfig::new())?
         .create_topic(&NewTopic::new(&output, partitions))?;
@@ -278,7 +348,12 @@ fn run(
     let mut seen = 0u64;
     let mut counts: HashMap<Vec<u8>, i64> = HashMap::new();
     let mut sum = 0i64;
-    let deadline = started + Duration::from_secs(180);
+    // REALBENCH_TIMEOUT_S: how long to wait for the complete output (180 s).
+    let limit = std::env::var("REALBENCH_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(180);
+    let deadline = started + Duration::from_secs(limit);
     loop {
         let done = match expected {
             Expected::Records(n) => seen >= n,
@@ -288,7 +363,7 @@ fn run(
             break;
         }
         if Instant::now() > deadline {
-            return Err(format!("{tag}: incomplete after 180 s ({seen} records)").into());
+            return Err(format!("{tag}: incomplete after {limit} s ({seen} records)").into());
         }
         if let Some(status) = app.try_wait()? {
             return Err(format!("{which} exited: {status}").into());

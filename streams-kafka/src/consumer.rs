@@ -20,6 +20,17 @@
 //! `send_offsets_to_transaction`, which passes librdkafka's real group
 //! metadata on.
 //!
+//! Every assigned partition starts fetching at once, at an offset this
+//! consumer reads first (the group's committed offset, else
+//! `auto.offset.reset`; outside a group `auto.offset.reset` alone): left
+//! to itself, librdkafka reads the committed offset with an OffsetFetch of
+//! its own and, when that fails with `NOT_COORDINATOR` or
+//! `COORDINATOR_NOT_AVAILABLE`, never starts the partition (issue 17's
+//! start-up stall). Should a partition still not be fetching
+//! `default.api.timeout.ms` after its assignment, the poll fails with
+//! [`ClientError::Timeout`] naming it, rather than returning nothing
+//! forever.
+//!
 //! A poll waits up to the supplier's poll timeout for the first record,
 //! then takes what is there, up to `max.poll.records`. After an
 //! [`assign`](Consumer::assign) or [`seek`](Consumer::seek) of a consumer
@@ -76,6 +87,131 @@ pub(crate) struct RebalanceContext {
     client: String,
     /// Where its log lines and errors go.
     health: Arc<Health>,
+    /// Where a partition without a committed offset starts
+    /// (`auto.offset.reset`), and how long asking for committed offsets
+    /// may take (`default.api.timeout.ms`).
+    start: StartPolicy,
+    /// Each partition's fetch state (librdkafka's `fetch_state`: `none`
+    /// until its fetcher starts), as of the last statistics.
+    fetch_states: Mutex<HashMap<TopicPartition, String>>,
+    /// When the last statistics came.
+    stats_at: Mutex<Option<Instant>>,
+}
+
+/// Where newly assigned partitions start.
+#[derive(Debug, Clone, Copy)]
+struct StartPolicy {
+    /// `auto.offset.reset=earliest` (else latest).
+    earliest: bool,
+    /// `default.api.timeout.ms`.
+    timeout: Duration,
+}
+
+impl Default for StartPolicy {
+    fn default() -> Self {
+        StartPolicy {
+            earliest: false,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl StartPolicy {
+    /// Where a partition without a committed offset starts.
+    fn reset(self) -> Offset {
+        if self.earliest {
+            Offset::Beginning
+        } else {
+            Offset::End
+        }
+    }
+
+    /// `partitions` with the offsets their fetchers start at: the
+    /// group's committed offset, else `auto.offset.reset`; asked here
+    /// (retried until `default.api.timeout.ms` on errors that pass), so
+    /// that librdkafka starts every fetcher at once. Given a partition
+    /// without an offset, librdkafka's assignment sends an OffsetFetch of
+    /// its own first, and after some errors (`NOT_COORDINATOR`,
+    /// `COORDINATOR_NOT_AVAILABLE` from a coordinator that moves or
+    /// loads, a partition-level error) it neither retries nor starts the
+    /// partition: it stays assigned and is never fetched, silently (its
+    /// `assignment.queried` list is dropped; see librdkafka's
+    /// `rd_kafka_assignment_apply_offsets`). A partition whose committed
+    /// offset could not be read in time is left to librdkafka
+    /// (`Offset::Stored`), and to the poll's check that every assigned
+    /// partition is fetched ([`KafkaConsumer::check_fetching`]).
+    fn start_offsets<C: ConsumerContext>(
+        self,
+        consumer: &BaseConsumer<C>,
+        partitions: &[TopicPartition],
+        group: bool,
+    ) -> TopicPartitionList {
+        let mut start: HashMap<&TopicPartition, Offset> = HashMap::new();
+        if !group {
+            // Outside a group nothing is committed: auto.offset.reset.
+            for tp in partitions {
+                start.insert(tp, self.reset());
+            }
+        }
+        let deadline = Instant::now() + self.timeout;
+        while start.len() < partitions.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let mut ask = TopicPartitionList::with_capacity(partitions.len());
+            for tp in partitions.iter().filter(|tp| !start.contains_key(tp)) {
+                ask.add_partition(&tp.topic, tp.partition);
+            }
+            match consumer.committed_offsets(ask, left.min(Duration::from_secs(5))) {
+                Ok(answer) => {
+                    for e in answer.elements() {
+                        let Some(tp) = partitions
+                            .iter()
+                            .find(|tp| tp.partition == e.partition() && tp.topic == e.topic())
+                        else {
+                            continue;
+                        };
+                        if e.error().is_err() {
+                            // A partition-level error: asked again.
+                            continue;
+                        }
+                        let offset = match e.offset() {
+                            Offset::Offset(o) if o >= 0 => Offset::Offset(o),
+                            _ => self.reset(),
+                        };
+                        start.insert(tp, offset);
+                    }
+                    drop(answer);
+                }
+                Err(e) if code_of(&e).is_some_and(retriable_offset_fetch) => {}
+                Err(_) => break,
+            }
+            if start.len() < partitions.len() {
+                std::thread::sleep(Duration::from_millis(100).min(left));
+            }
+        }
+        let mut tpl = TopicPartitionList::with_capacity(partitions.len());
+        for tp in partitions {
+            let offset = start.get(tp).copied().unwrap_or(Offset::Stored);
+            // The offsets are valid (absolute or logical): this cannot fail.
+            let _ = tpl.add_partition_offset(&tp.topic, tp.partition, offset);
+        }
+        tpl
+    }
+}
+
+/// Whether a failed OffsetFetch may be asked again: the coordinator is
+/// moving or loading, a transaction holds the offset (KIP-447), a timeout.
+fn retriable_offset_fetch(code: RDKafkaErrorCode) -> bool {
+    transient(code)
+        || matches!(
+            code,
+            RDKafkaErrorCode::CoordinatorLoadInProgress
+                | RDKafkaErrorCode::WaitingForCoordinator
+                | RDKafkaErrorCode::UnstableOffsetCommit
+                | RDKafkaErrorCode::TimedOutQueue
+        )
 }
 
 fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
@@ -102,20 +238,30 @@ impl ClientContext for RebalanceContext {
     /// watermark or (read_committed) the last stable offset, as Kafka's
     /// consumer keeps them for `currentLag`.
     fn stats(&self, statistics: Statistics) {
-        let Ok(mut ends) = self.ends.lock() else {
+        let (Ok(mut ends), Ok(mut states)) = (self.ends.lock(), self.fetch_states.lock()) else {
             return;
         };
+        states.clear();
         for (name, topic) in &statistics.topics {
             for (&partition, p) in &topic.partitions {
+                if partition < 0 {
+                    continue;
+                }
+                let tp = TopicPartition::new(name, partition);
                 let end = if self.read_committed {
                     p.ls_offset
                 } else {
                     p.hi_offset
                 };
-                if partition >= 0 && end >= 0 {
-                    ends.insert(TopicPartition::new(name, partition), end);
+                if end >= 0 {
+                    ends.insert(tp.clone(), end);
                 }
+                states.insert(tp, p.fetch_state.clone());
             }
+        }
+        drop((ends, states));
+        if let Ok(mut at) = self.stats_at.lock() {
+            *at = Some(Instant::now());
         }
     }
 }
@@ -134,7 +280,10 @@ impl ConsumerContext for RebalanceContext {
                     let _ = consumer.unassign();
                     return;
                 }
-                match consumer.assign(tpl) {
+                // Every fetcher starts at once, at an offset known here
+                // (see StartPolicy::start_offsets).
+                let start = self.start.start_offsets(consumer, &partitions, true);
+                match consumer.assign(&start) {
                     Ok(()) => Event::Assigned(partitions),
                     Err(_) => {
                         let _ = consumer.unassign();
@@ -252,6 +401,9 @@ pub struct KafkaConsumer {
     fresh: bool,
     paused: BTreeSet<TopicPartition>,
     topics: HashMap<String, Arc<str>>,
+    /// When the group last assigned partitions, until every one of them
+    /// is seen fetching (see [`check_fetching`](Self::check_fetching)).
+    assigned_at: Option<Instant>,
 }
 
 impl std::fmt::Debug for KafkaConsumer {
@@ -281,6 +433,10 @@ impl KafkaConsumer {
             read_committed: config.get("isolation.level") == Some("read_committed"),
             client: settings.client.clone(),
             health: health.clone(),
+            start: StartPolicy {
+                earliest: settings.earliest,
+                timeout: settings.api_timeout,
+            },
             ..RebalanceContext::default()
         };
         let inner: Native = config.create_with_context(context).map_err(|e| {
@@ -322,6 +478,7 @@ impl KafkaConsumer {
             fresh: false,
             paused: BTreeSet::new(),
             topics: HashMap::new(),
+            assigned_at: None,
         })
     }
 
@@ -471,6 +628,66 @@ impl KafkaConsumer {
         Ok(false)
     }
 
+    /// The bound on a silent stall after a rebalance: once the group
+    /// assigned partitions, each must be seen fetching (librdkafka's
+    /// `fetch_state` past `none` in its statistics) within
+    /// `default.api.timeout.ms`, or the poll fails with
+    /// [`ClientError::Timeout`] naming them. librdkafka reports nothing
+    /// when it does not start a partition's fetcher (see
+    /// `StartPolicy::start_offsets`): without this a stream thread would
+    /// poll its idle assignment forever.
+    fn check_fetching(&mut self) -> Result<()> {
+        let Some(assigned_at) = self.assigned_at else {
+            return Ok(());
+        };
+        let Some(inner) = &self.inner else {
+            return Ok(());
+        };
+        let context = inner.context();
+        let stats_at = context.stats_at.lock().ok().and_then(|at| *at);
+        if stats_at.is_none_or(|at| at < assigned_at) {
+            return Ok(());
+        }
+        let assigned = self.assignment();
+        let (idle, started): (Vec<String>, usize) = {
+            let Ok(states) = context.fetch_states.lock() else {
+                return Ok(());
+            };
+            let idle = assigned
+                .iter()
+                .filter(|tp| states.get(*tp).is_some_and(|s| s == "none"))
+                .map(ToString::to_string)
+                .collect();
+            let started = assigned
+                .iter()
+                .filter(|tp| states.get(*tp).is_some_and(|s| s != "none"))
+                .count();
+            (idle, started)
+        };
+        if started == assigned.len() {
+            // Every assigned partition is fetching (or paused by the
+            // caller after it started): nothing more to watch.
+            self.assigned_at = None;
+            return Ok(());
+        }
+        if assigned_at.elapsed() < self.settings.api_timeout {
+            return Ok(());
+        }
+        self.assigned_at = None;
+        if idle.is_empty() {
+            // Not in the statistics: nothing known to be stalled.
+            return Ok(());
+        }
+        Err(ClientError::Timeout {
+            operation: format!(
+                "{}: poll: librdkafka started no fetcher for the assigned partition(s) {} (their committed offsets could not be read)",
+                self.settings.client,
+                idle.join(", ")
+            ),
+            timeout_ms: self.timeout_ms(),
+        })
+    }
+
     fn take_event(&self) -> Option<Event> {
         self.inner
             .as_ref()
@@ -481,10 +698,15 @@ impl KafkaConsumer {
 impl Consumer for KafkaConsumer {
     fn assign(&mut self, partitions: &[TopicPartition]) -> Result<()> {
         let inner = self.native("assign")?.clone();
-        let mut tpl = TopicPartitionList::with_capacity(partitions.len());
-        for tp in partitions {
-            tpl.add_partition(&tp.topic, tp.partition);
-        }
+        // Each fetcher starts at once at an offset known here: librdkafka
+        // would otherwise ask the group's coordinator first (the made-up
+        // group of a consumer outside any), and may never start a
+        // partition whose OffsetFetch failed (see StartPolicy::start_offsets).
+        let tpl = inner.context().start.start_offsets(
+            &inner,
+            partitions,
+            self.settings.group_id.is_some(),
+        );
         inner
             .assign(&tpl)
             .map_err(|e| self.error("assign", partitions.first(), e))?;
@@ -582,8 +804,16 @@ impl Consumer for KafkaConsumer {
                 Some(Err(e)) => {
                     // An offset out of range with no reset, a refused
                     // authorization, a fatal error: the poll fails.
-                    if code_of(&e).is_some_and(is_authentication) {
+                    let code = code_of(&e);
+                    if code.is_some_and(is_authentication) {
                         self.health.refused(&e.to_string());
+                    }
+                    if code == Some(RDKafkaErrorCode::InconsistentGroupProtocol) {
+                        // librdkafka would try to join again and again.
+                        return Err(ClientError::InconsistentGroupProtocol {
+                            group: self.settings.group_id.clone().unwrap_or_default(),
+                            detail: format!("{}: {e}", self.settings.client),
+                        });
                     }
                     return Err(self.error("poll", None, e));
                 }
@@ -594,6 +824,7 @@ impl Consumer for KafkaConsumer {
                     Event::Assigned(partitions) => {
                         self.generation += 1;
                         self.joined = true;
+                        self.assigned_at = Some(Instant::now());
                         self.sought.clear();
                         self.starts.clear();
                         self.paused.clear();
@@ -605,6 +836,7 @@ impl Consumer for KafkaConsumer {
                     }
                     Event::Revoked(partitions) => {
                         self.pending_unassign = true;
+                        self.assigned_at = None;
                         return Ok(Polled {
                             records: Vec::new(),
                             rebalance: Some(Rebalance::Revoked(partitions)),
@@ -612,6 +844,7 @@ impl Consumer for KafkaConsumer {
                     }
                     Event::Lost(partitions) => {
                         self.joined = false;
+                        self.assigned_at = None;
                         return Ok(Polled {
                             records: Vec::new(),
                             rebalance: Some(Rebalance::Lost(partitions)),
@@ -629,6 +862,9 @@ impl Consumer for KafkaConsumer {
             if until_caught_up && !self.lagging()? {
                 break;
             }
+        }
+        if records.is_empty() {
+            self.check_fetching()?;
         }
         Ok(Polled {
             records,
@@ -711,7 +947,13 @@ impl Consumer for KafkaConsumer {
                         .get(tp)
                         .map(|s| s.0)
                         .or_else(|| positions.get(tp).copied())
-                        .map_or(Offset::Stored, Offset::Offset)
+                        .map_or_else(
+                            || match self.settings.group_id {
+                                Some(_) => Offset::Stored,
+                                None => inner.context().start.reset(),
+                            },
+                            Offset::Offset,
+                        )
                 };
                 tpl.add_partition_offset(&tp.topic, tp.partition, at)
                     .map_err(|e| self.error("seek", Some(tp), e))?;
@@ -769,7 +1011,28 @@ impl Consumer for KafkaConsumer {
             tpl.add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
                 .map_err(|e| self.error("commit", Some(tp), e))?;
         }
-        let result = inner.commit(&tpl, CommitMode::Sync);
+        // A coordinator that is loading or has just moved (a broker
+        // restarting) refuses the commit for a moment: commit again until
+        // default.api.timeout.ms, as Kafka's commitSync does. An
+        // unreachable one fails at once (Unreachable, retriable).
+        let deadline = Instant::now() + self.settings.api_timeout;
+        let result = loop {
+            let result = inner.commit(&tpl, CommitMode::Sync);
+            match &result {
+                Err(e)
+                    if code_of(e).is_some_and(|c| {
+                        matches!(
+                            c,
+                            RDKafkaErrorCode::CoordinatorLoadInProgress
+                                | RDKafkaErrorCode::NotCoordinator
+                        )
+                    }) && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                _ => break result,
+            }
+        };
         drop(tpl);
         result.map_err(|e| match code_of(&e) {
             Some(c) if is_stale_member(c) || c == RDKafkaErrorCode::State => {

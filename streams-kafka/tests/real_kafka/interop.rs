@@ -4,7 +4,11 @@
 //! serdes) takes turns with ours in one application, on one broker:
 //!
 //! 1. Kafka Streams counts the first lines and closes: it made the
-//!    internal topics and wrote the store's changelog;
+//!    internal topics and wrote the store's changelog; while it runs,
+//!    ours started in the same application (one group) is refused by the
+//!    broker (`INCONSISTENT_GROUP_PROTOCOL`: Kafka Streams' `stream`
+//!    assignor, librdkafka's `range`) and fails with
+//!    `ClientError::InconsistentGroupProtocol`;
 //! 2. ours starts, restores the store from that changelog (its restore
 //!    listener says so) and counts more lines: the counts go on from
 //!    Kafka Streams' (`kafka` 5 before, 7 after);
@@ -34,8 +38,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::Failed;
-use streams_clients::{ClientConfig, ClientSupplier, ConsumerRecord, TopicPartition};
-use streams_core::runtime::{RecordingRestoreListener, ThreadedKafkaStreams};
+use streams_clients::{ClientConfig, ClientError, ClientSupplier, ConsumerRecord, TopicPartition};
+use streams_core::runtime::{RecordingRestoreListener, RuntimeError, State, ThreadedKafkaStreams};
 
 use crate::Env;
 use crate::crash::Instance;
@@ -161,6 +165,7 @@ pub(crate) fn word_count_both_ways(env: &Env) -> Result<(), Failed> {
     // 1. Kafka Streams counts the first lines.
     let mut java = kafka_streams(&classpath, env, &app_id, "java-1", &wc, &dirs.join("1"))?;
     until(&wc, &driver_counts_of(&FIRST)?, "Kafka Streams")?;
+    refused_by_kafka_streams_group(&wc, &app_id)?;
     java.send("close")?;
     java.expect("Kafka Streams closed", |l| l == "CLOSED")?;
     let topics = [
@@ -221,6 +226,45 @@ pub(crate) fn word_count_both_ways(env: &Env) -> Result<(), Failed> {
     eprintln!(
         "real_kafka: interop with Kafka Streams 4.4.0: it counted, ours restored {restored} records of its changelog and counted on, it restored ours and counted on; {bytes} ({:.1} s)",
         started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Ours started while Kafka Streams runs the same application (one group,
+/// Kafka Streams' `stream` assignor against librdkafka's `range`): the
+/// broker refuses our member, and the instance fails with the typed error
+/// that says what to do, instead of an untyped poll error.
+fn refused_by_kafka_streams_group(wc: &WordCount, app_id: &str) -> Result<(), Failed> {
+    let (input, output) = (wc.input.clone(), wc.output.clone());
+    let ours = ThreadedKafkaStreams::new(
+        move || word_count(&input, &output),
+        wc.config(app_id, "ours-mixed"),
+        wc.clients.clone(),
+    )?;
+    ours.start()?;
+    let state = ours.wait_for(Duration::from_secs(60), |s| s == State::Error);
+    let error = ours.error();
+    let _ = ours.close();
+    assert_eq!(
+        state,
+        State::Error,
+        "ours in Kafka Streams' group: {error:?}"
+    );
+    let error = error.ok_or("no error")?;
+    match &*error {
+        RuntimeError::Client { source, .. } => match &**source {
+            ClientError::InconsistentGroupProtocol { group, .. } => {
+                assert_eq!(group, app_id);
+            }
+            other => return Err(format!("not InconsistentGroupProtocol: {other}").into()),
+        },
+        other => return Err(format!("not a client error: {other}").into()),
+    }
+    let text = error.to_string();
+    assert!(
+        text.contains(&format!("group '{app_id}' refused this member"))
+            && text.contains("give this application an application.id (group.id) of its own"),
+        "{text}"
     );
     Ok(())
 }

@@ -2,8 +2,10 @@
 //! broker (issue 17): the client traits ([`clients`]), the
 //! `KafkaStreams` runtime on `KafkaClients` ([`streams`]), an instance
 //! killed in a child process ([`crash`]; the child is this binary again,
-//! see [`instance`]), and a broker stopped and started again mid-run
-//! ([`outage`], on a spare broker started alongside the first).
+//! see [`instance`]), a broker stopped and started again mid-run
+//! ([`outage`], on a spare broker started alongside the first), and the
+//! start-up stall of a consumer whose committed offsets cannot be read
+//! ([`stall`], on librdkafka's mock cluster, with injected errors).
 //!
 //! The binary starts ONE broker for the whole run (`scripts/kafka-up
 //! --parent <this pid>`) and stops it at the end (`scripts/kafka-down`),
@@ -25,6 +27,7 @@ mod instance;
 mod interop;
 mod outage;
 mod security;
+mod stall;
 mod streams;
 
 use std::path::PathBuf;
@@ -81,7 +84,7 @@ impl Env {
 type TrialFn = fn(&Env) -> Result<(), Failed>;
 
 /// The trials, in their order.
-const TRIALS: [(&str, TrialFn); 17] = [
+const TRIALS: [(&str, TrialFn); 21] = [
     (
         "clients::produce_flush_offsets",
         clients::produce_flush_offsets,
@@ -135,6 +138,22 @@ const TRIALS: [(&str, TrialFn); 17] = [
         crash::killed_instance_at_least_once,
     ),
     ("outage::broker_down_and_back", outage::broker_down_and_back),
+    (
+        "stall::offset_fetch_fails_at_assignment",
+        stall::offset_fetch_fails_at_assignment,
+    ),
+    (
+        "stall::unjoined_consumer_needs_no_coordinator",
+        stall::unjoined_consumer_needs_no_coordinator,
+    ),
+    (
+        "stall::unreadable_offsets_fail_the_poll_in_bounded_time",
+        stall::unreadable_offsets_fail_the_poll_in_bounded_time,
+    ),
+    (
+        "stall::commit_retries_a_loading_coordinator",
+        stall::commit_retries_a_loading_coordinator,
+    ),
     ("security::sasl_plain", security::sasl_plain),
     (
         "interop::word_count_both_ways",
