@@ -21,7 +21,7 @@ pub(crate) trait ErasedNode {
     fn init(&mut self, task: &TaskState, me: usize) -> Result<()>;
     fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()>;
     /// Processes a serialized record as a source: the record's origin is
-    /// the task's current metadata (see [`TaskState::read_at`]).
+    /// the task's current metadata (see [`TaskState::source_position`]).
     fn process_raw(&mut self, task: &TaskState, me: usize, record: RawRecord) -> Result<()> {
         let _ = record;
         Err(StreamsError::NotASource {
