@@ -207,6 +207,11 @@ impl DriverState {
             let offset = queue.next_offset;
             queue.next_offset += 1;
             self.process_one(i, offset, record)?;
+            // `process_one` captured what the record produced: with no
+            // record fed back, there is nothing left to do.
+            if self.queued == 0 {
+                return Ok(());
+            }
         } else {
             self.enqueue(i, record);
         }

@@ -134,7 +134,12 @@ impl<'d, K: 'static, V: 'static> TestInputTopic<'d, K, V> {
             ),
             None => None,
         };
-        Ok(RawRecord::new(key, value, timestamp).with_headers(headers))
+        Ok(RawRecord {
+            key,
+            value,
+            timestamp,
+            headers,
+        })
     }
 
     /// Pipes a record and processes it, returning any error. A record

@@ -89,7 +89,7 @@ impl StreamsBuilder {
         let mut inner = self.inner.borrow_mut();
         let n = inner.counter;
         inner.counter += 1;
-        format!("{prefix}{n:010}")
+        numbered(prefix, n)
     }
 
     /// A new generated store name: `prefix`, `STATE-STORE-` and the next
@@ -532,11 +532,45 @@ impl StreamsBuilder {
             |prefix: &str| {
                 let n = *counter;
                 *counter += 1;
-                format!("{prefix}{n:010}")
+                numbered(prefix, n)
             },
         )?;
         // A merged repartition topic has the downstream of all it merged.
         optimized.decide_null_key_filters();
         Ok(optimized)
+    }
+}
+
+/// `prefix` and `n` with at least ten digits (zero-padded), as
+/// `format!("{prefix}{n:010}")` writes it, without the formatting
+/// machinery: every node of every topology gets such a name.
+fn numbered(prefix: &str, mut n: u64) -> String {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = at.min(digits.len() - 10);
+    let mut name = String::with_capacity(prefix.len() + digits.len() - start);
+    name.push_str(prefix);
+    name.extend(digits[start..].iter().map(|&d| char::from(d)));
+    name
+}
+
+#[cfg(test)]
+mod numbered_tests {
+    #[test]
+    fn numbered_names_as_format_writes_them() {
+        for n in [0_u64, 7, 10, 999, 1_234_567_890, 12_345_678_901, u64::MAX] {
+            assert_eq!(
+                super::numbered("KSTREAM-SOURCE-", n),
+                format!("KSTREAM-SOURCE-{n:010}")
+            );
+        }
     }
 }

@@ -598,6 +598,7 @@ impl StreamTask {
     /// # Errors
     /// As [`process`](StreamTask::process); [`StreamsError::UnknownTopic`]
     /// if `source` is not a source of this task.
+    #[inline]
     pub fn process_from(
         &mut self,
         source: SourceId,
@@ -671,6 +672,7 @@ impl StreamTask {
     ///
     /// # Errors
     /// Any error of the processors the flushed records reach.
+    #[inline]
     pub fn commit(&mut self) -> Result<()> {
         if self.closed {
             return Err(StreamsError::Closed("task"));
@@ -682,6 +684,7 @@ impl StreamTask {
     ///
     /// # Errors
     /// The first error a punctuating processor returns.
+    #[inline]
     pub fn maybe_punctuate_stream_time(&mut self) -> Result<bool> {
         let now = self.state.stream_time.get();
         if now < 0 || self.state.punctuations.is_empty() {
@@ -704,6 +707,7 @@ impl StreamTask {
     }
 
     /// Whether sinks or changelogs produced records not yet taken.
+    #[inline]
     pub fn has_produced(&self) -> bool {
         !self.state.collector.borrow().is_empty()
     }
@@ -741,6 +745,7 @@ impl StreamTask {
     /// assert_eq!(record.value.as_deref(), Some(&b"hi"[..]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn take_produced_numbered(&mut self, into: &mut Vec<(usize, RawRecord)>) {
         self.state.collector.borrow_mut().take_numbered(into);
     }
@@ -753,6 +758,7 @@ impl StreamTask {
     }
 
     /// The current stream time; `-1` before the first record.
+    #[inline]
     pub fn stream_time(&self) -> i64 {
         self.state.stream_time.get()
     }

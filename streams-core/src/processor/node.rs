@@ -15,19 +15,15 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use super::task::TaskState;
 use super::{Processor, ProcessorContext, Punctuation};
 use crate::error::{Result, StreamsError, UserCodePanic};
-use crate::record::{RawRecord, Record, RecordMetadata};
+use crate::record::{RawRecord, Record};
 
 pub(crate) trait ErasedNode {
     fn init(&mut self, task: &TaskState, me: usize) -> Result<()>;
     fn process(&mut self, task: &TaskState, me: usize, record: &mut dyn Any) -> Result<()>;
-    fn process_raw(
-        &mut self,
-        task: &TaskState,
-        me: usize,
-        metadata: &RecordMetadata,
-        record: RawRecord,
-    ) -> Result<()> {
-        let _ = (metadata, record);
+    /// Processes a serialized record as a source: the record's origin is
+    /// the task's current metadata (see [`TaskState::source_position`]).
+    fn process_raw(&mut self, task: &TaskState, me: usize, record: RawRecord) -> Result<()> {
+        let _ = record;
         Err(StreamsError::NotASource {
             node: task.node_name(me).to_owned(),
         })
@@ -41,22 +37,34 @@ pub(crate) trait ErasedNode {
     }
 }
 
+#[inline]
 pub(crate) fn take_record<K: 'static, V: 'static>(
     task: &TaskState,
     me: usize,
     record: &mut dyn Any,
 ) -> Result<Record<K, V>> {
-    record
+    match record
         .downcast_mut::<Option<Record<K, V>>>()
         .and_then(Option::take)
-        .ok_or_else(|| StreamsError::RecordTypeMismatch {
-            node: task.node_name(me).to_owned(),
-            expected: format!(
-                "{}, {}",
-                std::any::type_name::<K>(),
-                std::any::type_name::<V>()
-            ),
-        })
+    {
+        Some(record) => Ok(record),
+        None => Err(type_mismatch::<K, V>(task, me)),
+    }
+}
+
+/// The error of a node handed a record of other types than its own (the
+/// types were checked when the topology was built: not reached).
+#[cold]
+#[inline(never)]
+fn type_mismatch<K, V>(task: &TaskState, me: usize) -> StreamsError {
+    StreamsError::RecordTypeMismatch {
+        node: task.node_name(me).to_owned(),
+        expected: format!(
+            "{}, {}",
+            std::any::type_name::<K>(),
+            std::any::type_name::<V>()
+        ),
+    }
 }
 
 /// A caught panic of user code, as the processing error it is reported as.

@@ -5,7 +5,7 @@
 //! [`ProcessorContext`](super::ProcessorContext) is a node's view of it.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell, RefMut};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -384,13 +384,11 @@ impl TaskState {
     pub(crate) fn process_source(&self, node: usize, record: RawRecord) -> Result<()> {
         self.begin_unit();
         let result = match self.nodes[node].try_borrow_mut() {
-            Ok(mut guard) => {
-                // A copy, not a borrow: a processor may run code as of
-                // another record (`with_record_context`, as a stream-table
-                // join releasing buffered records does).
-                let metadata = self.current.borrow().clone();
-                guard.process_raw(self, node, &metadata, record)
-            }
+            // The source reads the record's origin (`source_position`) while it
+            // decodes, not while it forwards: a processor may run code as
+            // of another record (`with_record_context`, as a stream-table
+            // join releasing buffered records does).
+            Ok(mut guard) => guard.process_raw(self, node, record),
             Err(_) => Err(StreamsError::Reentrant {
                 node: self.meta[node].name.clone(),
             }),
@@ -398,6 +396,15 @@ impl TaskState {
         self.in_record.set(false);
         self.source_raw.borrow_mut().take();
         result
+    }
+
+    /// Where the current record was read (its topic, partition and
+    /// offset), borrowed: what a source's decoding errors name. Held while
+    /// the source decodes, not while it forwards (a processor may run code
+    /// as of another record). `None` only if the metadata is being
+    /// changed, which nothing does while a source decodes.
+    pub(crate) fn source_position(&self) -> Option<Ref<'_, RecordMetadata>> {
+        self.current.try_borrow().ok()
     }
 
     pub(crate) fn stream_time(&self) -> i64 {

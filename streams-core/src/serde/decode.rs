@@ -19,6 +19,21 @@ pub(crate) struct ReadAt<'a> {
     pub(crate) offset: i64,
 }
 
+impl ReadAt<'_> {
+    /// Where nothing says the record was read (no topic, partition and
+    /// offset -1).
+    pub(crate) const NOWHERE: ReadAt<'static> = ReadAt {
+        topic: "",
+        partition: -1,
+        offset: -1,
+    };
+
+    /// Where `metadata` says the record was read, or [`ReadAt::NOWHERE`].
+    pub(crate) fn of(metadata: Option<&RecordMetadata>) -> ReadAt<'_> {
+        metadata.map_or(ReadAt::NOWHERE, ReadAt::from)
+    }
+}
+
 impl<'a> From<&'a RecordMetadata> for ReadAt<'a> {
     fn from(metadata: &'a RecordMetadata) -> Self {
         ReadAt {

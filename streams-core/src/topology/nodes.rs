@@ -14,7 +14,7 @@ use crate::processor::ProcessorContext;
 use crate::processor::node::{ErasedNode, take_record};
 use crate::processor::partitioner::PartitionerRef;
 use crate::processor::task::{BadRecord, TaskState};
-use crate::record::{RawRecord, Record, RecordMetadata};
+use crate::record::{RawRecord, Record};
 use crate::serde::{ReadAt, SerdeRef};
 use streams_clients::partitioner::partition_for_key;
 
@@ -36,19 +36,20 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
         ProcessorContext::<K, V>::new(task, me).forward(record)
     }
 
-    fn process_raw(
-        &mut self,
-        task: &TaskState,
-        me: usize,
-        metadata: &RecordMetadata,
-        raw: RawRecord,
-    ) -> Result<()> {
-        let at = ReadAt::from(metadata);
+    fn process_raw(&mut self, task: &TaskState, me: usize, raw: RawRecord) -> Result<()> {
         let keep = task.handlers.keep_source_raw;
         if keep {
             // The handlers may need the serialized record: decode from
             // borrowed bytes and keep it while the record is processed.
-            match decode_borrowed(&at, &*self.key, &*self.value, &raw) {
+            let position = task.source_position();
+            let decoded = decode_borrowed(
+                &ReadAt::of(position.as_deref()),
+                &*self.key,
+                &*self.value,
+                &raw,
+            );
+            drop(position);
+            match decoded {
                 Ok((key, value)) => {
                     let record = Record {
                         key,
@@ -81,12 +82,15 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
             timestamp,
             headers,
         } = raw;
+        let position = task.source_position();
+        let at = ReadAt::of(position.as_deref());
         let decoded = guard_serde(&at, || {
             let key = key.map(|b| at.decode(&*self.key, b, RecordPart::Key, &headers));
             let key = key.transpose()?;
             let value = value.map(|b| at.decode(&*self.value, b, RecordPart::Value, &headers));
             Ok::<_, StreamsError>((key, value.transpose()?))
         });
+        drop(position);
         let (key, value) = match decoded {
             Ok(kv) => kv,
             Err(e) => {
@@ -360,15 +364,15 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, 
         })
     }
 
-    fn process_raw(
-        &mut self,
-        task: &TaskState,
-        me: usize,
-        metadata: &RecordMetadata,
-        raw: RawRecord,
-    ) -> Result<()> {
-        let at = ReadAt::from(metadata);
-        let decoded = decode_borrowed(&at, &*self.key, &*self.value, &raw);
+    fn process_raw(&mut self, task: &TaskState, me: usize, raw: RawRecord) -> Result<()> {
+        let position = task.source_position();
+        let decoded = decode_borrowed(
+            &ReadAt::of(position.as_deref()),
+            &*self.key,
+            &*self.value,
+            &raw,
+        );
+        drop(position);
         let (key, value) = match decoded {
             Ok((k, v)) => (Ok(k), Ok(v)),
             Err(e) => (Err(e), Ok(None)),
