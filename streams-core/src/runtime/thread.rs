@@ -578,9 +578,11 @@ impl StreamThread {
     pub(crate) fn commit(&mut self) -> Result<bool> {
         let committed = self.commit_tasks()?;
         let now = self.clock.now_ms();
-        if self
-            .last_purge_ms
-            .is_none_or(|last| now - last > self.config.repartition_purge_interval_ms)
+        // Kafka's thread starts with its last purge at 0: the first commit
+        // purges (on a real clock), unless the interval is longer than
+        // the clock's reading (`Long.MAX_VALUE`: never).
+        if now.saturating_sub(self.last_purge_ms.unwrap_or(0))
+            > self.config.repartition_purge_interval_ms
         {
             self.purge_repartition_topics();
             self.last_purge_ms = Some(now);

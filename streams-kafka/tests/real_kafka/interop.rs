@@ -118,7 +118,12 @@ fn kafka_streams_of(
     topology: &str,
 ) -> Result<Instance, Failed> {
     let mut java = Command::new("java");
-    java.args(["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-cp", classpath])
+    // The interop trial reads every repartition record back at its end:
+    // none may be purged meanwhile (Kafka Streams purges what it consumed
+    // at its first commit and every repartition.purge.interval.ms).
+    java.args(["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC"])
+        .arg(format!("-Drepartition.purge.interval.ms={}", i64::MAX))
+        .args(["-cp", classpath])
         .arg("compat.app.StreamsApp")
         .args([
             env.bootstrap.as_str(),
@@ -179,7 +184,9 @@ pub(crate) fn word_count_both_ways(env: &Env) -> Result<(), Failed> {
     let (input, output) = (wc.input.clone(), wc.output.clone());
     let ours = ThreadedKafkaStreams::new(
         move || word_count(&input, &output),
-        wc.config(&app_id, "ours"),
+        // Every repartition record is read back at the end: none purged.
+        wc.config(&app_id, "ours")
+            .with_property("repartition.purge.interval.ms", i64::MAX.to_string()),
         wc.clients.clone(),
     )?;
     let listener = Arc::new(Mutex::new(RecordingRestoreListener::default()));

@@ -100,6 +100,12 @@ public final class StreamsApp {
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         // As the real_kafka tests' instances: a dead member leaves the group after 6 s.
         props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), "6000");
+        // A trial that reads back every repartition record keeps them
+        // (-Drepartition.purge.interval.ms=9223372036854775807: never purged).
+        final String purge = System.getProperty("repartition.purge.interval.ms");
+        if (purge != null) {
+            props.put(StreamsConfig.REPARTITION_PURGE_INTERVAL_MS_CONFIG, purge);
+        }
 
         final KafkaStreams streams = new KafkaStreams(topology, props);
         streams.setStateListener((now, before) -> {
