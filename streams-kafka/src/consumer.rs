@@ -98,6 +98,10 @@ pub(crate) struct RebalanceContext {
     stats_at: Mutex<Option<Instant>>,
 }
 
+/// How long the rebalance callback reads committed offsets before it
+/// leaves the rest to librdkafka.
+const REBALANCE_OFFSETS_BUDGET: Duration = Duration::from_secs(3);
+
 /// Where newly assigned partitions start.
 #[derive(Debug, Clone, Copy)]
 struct StartPolicy {
@@ -145,6 +149,7 @@ impl StartPolicy {
         consumer: &BaseConsumer<C>,
         partitions: &[TopicPartition],
         group: bool,
+        budget: Duration,
     ) -> TopicPartitionList {
         let mut start: HashMap<&TopicPartition, Offset> = HashMap::new();
         if !group {
@@ -153,7 +158,7 @@ impl StartPolicy {
                 start.insert(tp, self.reset());
             }
         }
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + budget.min(self.timeout);
         while start.len() < partitions.len() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -282,7 +287,15 @@ impl ConsumerContext for RebalanceContext {
                 }
                 // Every fetcher starts at once, at an offset known here
                 // (see StartPolicy::start_offsets).
-                let start = self.start.start_offsets(consumer, &partitions, true);
+                // Within the rebalance callback the wait is short (the
+                // poll that runs it is blocked meanwhile): an offset not
+                // read by then is left to librdkafka's own OffsetFetch
+                // (which waits out a pending transaction's unstable
+                // offsets), and to the poll's check that every assigned
+                // partition is fetched.
+                let start =
+                    self.start
+                        .start_offsets(consumer, &partitions, true, REBALANCE_OFFSETS_BUDGET);
                 match consumer.assign(&start) {
                     Ok(()) => Event::Assigned(partitions),
                     Err(_) => {
@@ -706,6 +719,7 @@ impl Consumer for KafkaConsumer {
             &inner,
             partitions,
             self.settings.group_id.is_some(),
+            self.settings.api_timeout,
         );
         inner
             .assign(&tpl)
