@@ -26,7 +26,10 @@
 //! to itself, librdkafka reads the committed offset with an OffsetFetch of
 //! its own and, when that fails with `NOT_COORDINATOR` or
 //! `COORDINATOR_NOT_AVAILABLE`, never starts the partition (issue 17's
-//! start-up stall). Should a partition still not be fetching
+//! start-up stall). Within a group's rebalance callback the consumer asks
+//! for 3 s at most (the poll running the callback waits meanwhile) and
+//! leaves an offset it could not read to librdkafka's own OffsetFetch.
+//! Should a partition still not be fetching
 //! `default.api.timeout.ms` after its assignment, the poll fails with
 //! [`ClientError::Timeout`] naming it, rather than returning nothing
 //! forever.
@@ -132,7 +135,7 @@ impl StartPolicy {
 
     /// `partitions` with the offsets their fetchers start at: the
     /// group's committed offset, else `auto.offset.reset`; asked here
-    /// (retried until `default.api.timeout.ms` on errors that pass), so
+    /// (retried on errors that pass, for `budget` at most), so
     /// that librdkafka starts every fetcher at once. Given a partition
     /// without an offset, librdkafka's assignment sends an OffsetFetch of
     /// its own first, and after some errors (`NOT_COORDINATOR`,
