@@ -134,6 +134,13 @@ fn main() {
         }
         return;
     }
+    if std::env::var_os("STREAMS_BENCH_PROFILE_FLOOR").is_some() {
+        // For profilers: the same-work floor only, as many times.
+        for _ in 0..5 {
+            black_box(floor(&inputs));
+        }
+        return;
+    }
     assert_eq!(through_driver(&inputs), by_hand(&inputs));
     assert_eq!(through_driver(&inputs), floor(&inputs));
 

@@ -55,6 +55,7 @@
 //! [`Materialized::with_caching_disabled`]: crate::dsl::Materialized::with_caching_disabled
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -127,10 +128,11 @@ impl<CK: Ord + Clone, V> RecordCache<CK, V> {
     }
 
     /// Records a write of `latest` over `before` (the store's value just
-    /// before this write).
+    /// before this write). A borrowed key is cloned only when the cache
+    /// does not hold it yet.
     pub(crate) fn update(
         &mut self,
-        key: CK,
+        key: Cow<'_, CK>,
         before: Option<V>,
         latest: Option<(V, i64)>,
         timestamp: i64,
@@ -139,7 +141,7 @@ impl<CK: Ord + Clone, V> RecordCache<CK, V> {
     ) {
         self.seq += 1;
         let seq = self.seq;
-        if let Some(i) = self.position(&key) {
+        if let Some(i) = self.position(&*key) {
             let entry = &mut self.entries[i];
             entry.seq = seq;
             entry.latest = latest;
@@ -148,6 +150,7 @@ impl<CK: Ord + Clone, V> RecordCache<CK, V> {
             entry.metadata = metadata;
             return;
         }
+        let key = key.into_owned();
         if self.index.is_none() && self.entries.len() >= SCAN_LIMIT {
             let index = self
                 .entries
@@ -319,12 +322,12 @@ where
     let mut s = ctx.timestamped_key_value_store::<K, V>(store)?;
     if let Some(cache) = cache.get::<K, V>() {
         let before = match &new {
-            Some(v) => s.put_unlogged(key.clone(), v.clone(), value_timestamp)?,
+            Some(v) => s.put_unlogged(key, v.clone(), value_timestamp)?,
             None => s.delete_unlogged(key)?,
         };
         drop(s);
         cache.borrow_mut().update(
-            key.clone(),
+            Cow::Borrowed(key),
             before.map(|vt| vt.value),
             new.map(|v| (v, value_timestamp)),
             record.timestamp,
@@ -368,11 +371,11 @@ mod tests {
             let mut cache = RecordCache::new();
             let h = Headers::new();
             for k in 0..n {
-                cache.update(k, Some(k), Some((k + 1, 0)), 0, &h, None);
+                cache.update(Cow::Owned(k), Some(k), Some((k + 1, 0)), 0, &h, None);
             }
             // Key 1 is written again (last), and deleted after that.
-            cache.update(1, Some(99), Some((7, 0)), 0, &h, None);
-            cache.update(1, Some(98), None, 0, &h, None);
+            cache.update(Cow::Owned(1), Some(99), Some((7, 0)), 0, &h, None);
+            cache.update(Cow::Owned(1), Some(98), None, 0, &h, None);
             let mut expected: Vec<_> = (0..n)
                 .filter(|&k| k != 1)
                 .map(|k| (k, Some(k), Some(k + 1)))
@@ -380,7 +383,7 @@ mod tests {
             expected.push((1, Some(1), None));
             assert_eq!(keys(&mut cache), expected);
             assert_eq!(keys(&mut cache), []);
-            cache.update(5, None, Some((1, 0)), 0, &h, None);
+            cache.update(Cow::Owned(5), None, Some((1, 0)), 0, &h, None);
             assert_eq!(keys(&mut cache), [(5, None, Some(1))]);
         }
     }

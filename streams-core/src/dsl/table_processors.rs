@@ -334,12 +334,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         };
         let old = if self.send_old { old } else { None };
         let forwarded = new.clone();
-        let key = key.clone();
         cache::write_kv(
             ctx,
             &self.cache,
             &self.store,
-            &key,
+            key,
             Some(new),
             timestamp,
             &record,
@@ -452,12 +451,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
         };
         let old = if self.send_old { old } else { None };
         let forwarded = new.clone();
-        let key = key.clone();
         cache::write_kv(
             ctx,
             &self.cache,
             &self.store,
-            &key,
+            key,
             new,
             timestamp,
             &record,

@@ -12,6 +12,7 @@
 //! window is dropped and counted in the task's `dropped_records` metric,
 //! once per window it misses, as Kafka counts it.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -176,7 +177,7 @@ fn write_window<K: Ord + Clone + 'static, V, VA: Clone + 'static>(
                 .insert((key.clone(), window.start), (new.clone(), new_timestamp));
         }
         cache.borrow_mut().update(
-            Windowed::new(key.clone(), window),
+            Cow::Owned(Windowed::new(key.clone(), window)),
             before,
             Some((new, new_timestamp)),
             record.timestamp,
@@ -672,7 +673,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static, VA: Clone + 'static>
                 None => view.borrow_mut().remove(&session),
             };
             cache.borrow_mut().update(
-                session,
+                Cow::Owned(session),
                 before,
                 value.map(|v| (v, w.end)),
                 record.timestamp,

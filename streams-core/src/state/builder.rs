@@ -316,7 +316,7 @@ impl<S: BuiltInStore> StoreBuilder for BuiltInStoreBuilder<S> {
     }
 
     fn build(&self, config: &StreamsConfig) -> Result<Box<dyn StateStore>> {
-        let node = format!("store {}", self.name);
+        let node = ["store ", &self.name].concat();
         let mut changelog = Changelog::new(
             resolve_serde(&self.key_serde, config, &node, RecordPart::Key)?,
             resolve_serde(&self.value_serde, config, &node, RecordPart::Value)?,

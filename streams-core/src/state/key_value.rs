@@ -226,6 +226,31 @@ impl<K: Ord + Clone + 'static, S> Entries<K, S> {
         if let Some(i) = self.find_key(&key) {
             return Ok(Some(std::mem::replace(&mut self.slots[i].1, value)));
         }
+        self.insert_new(key, value, bytes)
+    }
+
+    /// [`Entries::insert`] of a borrowed key: cloned only when the store
+    /// does not have it yet (a processor writing a key it read keeps its
+    /// own).
+    fn insert_ref(
+        &mut self,
+        key: &K,
+        value: S,
+        bytes: impl FnOnce(&K) -> Result<Vec<u8>>,
+    ) -> Result<Option<S>> {
+        if let Some(i) = self.find_key(key) {
+            return Ok(Some(std::mem::replace(&mut self.slots[i].1, value)));
+        }
+        self.insert_new(key.clone(), value, bytes)
+    }
+
+    /// Adds `key`, which the entries do not have.
+    fn insert_new(
+        &mut self,
+        key: K,
+        value: S,
+        bytes: impl FnOnce(&K) -> Result<Vec<u8>>,
+    ) -> Result<Option<S>> {
         let i = self.slots.len();
         if let Some(index) = &mut self.bytes {
             let b: Rc<[u8]> = Rc::from(bytes(&key)?);
@@ -664,8 +689,13 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
 
     /// Kafka's record cache in front of the changelog: the map changes
     /// now, the changelog when the cache is flushed ([`KvCore::log_current`]).
-    fn put_unlogged(&mut self, key: K, value: S) -> Result<Option<S>> {
-        self.insert(key, value, None)
+    fn put_unlogged(&mut self, key: &K, value: S) -> Result<Option<S>> {
+        #[cfg(feature = "rocksdb")]
+        if self.persistent {
+            return self.insert(key.clone(), value, None);
+        }
+        let order = &self.order;
+        self.map.insert_ref(key, value, |k| order.bytes(k))
     }
 
     fn delete_unlogged(&mut self, key: &K) -> Result<Option<S>> {
@@ -1201,7 +1231,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> TimestampedKeyValueStore<K, V
     /// it at its flush). Returns the old value.
     pub(crate) fn put_unlogged(
         &mut self,
-        key: K,
+        key: &K,
         value: V,
         timestamp: i64,
     ) -> Result<Option<ValueAndTimestamp<V>>> {

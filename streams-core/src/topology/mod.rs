@@ -128,7 +128,7 @@ impl TopicName {
     /// The name the topic has when the application runs.
     pub fn full_name(&self, application_id: &str) -> String {
         if self.internal {
-            format!("{application_id}-{}", self.name)
+            [application_id, "-", &self.name].concat()
         } else {
             self.name.clone()
         }
@@ -279,8 +279,13 @@ pub(crate) struct NodeDef {
 /// suppliers are shared, and every run calls them anew.
 #[derive(Clone, Default)]
 pub struct Topology {
-    nodes: Vec<NodeDef>,
-    index: HashMap<String, usize>,
+    /// The nodes, each shared between clones until one of them changes it
+    /// (`Rc::make_mut`): [`StreamsBuilder::build`](crate::StreamsBuilder::build)
+    /// hands out a copy of the builder's topology per call.
+    nodes: Vec<Rc<NodeDef>>,
+    /// Node name -> index in `nodes`; foldhash rather than SipHash (a test
+    /// suite builds a topology per test, and names come from the code).
+    index: HashMap<String, usize, foldhash::fast::FixedState>,
     stores: Vec<Rc<dyn StoreBuilder>>,
     /// Global stores, shown by [`Topology::describe`] and run by the
     /// engine.
@@ -342,7 +347,7 @@ impl Topology {
         Topology::default()
     }
 
-    pub(crate) fn nodes(&self) -> &[NodeDef] {
+    pub(crate) fn nodes(&self) -> &[Rc<NodeDef>] {
         &self.nodes
     }
 
@@ -470,7 +475,9 @@ impl Topology {
                 .into());
             }
             if !self.nodes[i].stores.iter().any(|s| s == store) {
-                self.nodes[i].stores.push(store.to_owned());
+                Rc::make_mut(&mut self.nodes[i])
+                    .stores
+                    .push(store.to_owned());
             }
         }
         Ok(self)
@@ -607,9 +614,9 @@ impl Topology {
         }
         let id = self.nodes.len();
         for &p in &parent_ids {
-            self.nodes[p].children.push(id);
+            Rc::make_mut(&mut self.nodes[p]).children.push(id);
         }
-        self.nodes.push(NodeDef {
+        self.nodes.push(Rc::new(NodeDef {
             name: name.to_owned(),
             kind,
             parents: parent_ids,
@@ -618,7 +625,7 @@ impl Topology {
             input,
             output,
             factory,
-        });
+        }));
         self.index.insert(name.to_owned(), id);
         Ok(())
     }

@@ -138,7 +138,7 @@ impl Topology {
             decisions.push((index, if keeps { keep.clone() } else { drop.clone() }));
         }
         for (index, factory) in decisions {
-            self.nodes[index].factory = factory;
+            std::rc::Rc::make_mut(&mut self.nodes[index]).factory = factory;
         }
     }
 

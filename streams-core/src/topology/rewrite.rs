@@ -115,7 +115,7 @@ impl Rewrite<'_> {
             def.factory.clone(),
         )?;
         let added = self.new.nodes.len() - 1;
-        self.new.nodes[added].stores = def.stores.clone();
+        Rc::make_mut(&mut self.new.nodes[added]).stores = def.stores.clone();
         Ok(())
     }
 

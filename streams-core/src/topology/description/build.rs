@@ -145,7 +145,11 @@ fn compare(names: &[&str], sizes: &[i32], a: usize, b: usize) -> Ordering {
 }
 
 /// `describeSubtopology`: `members` are node ids in the order they were added.
-fn describe_subtopology(nodes: &[NodeDef], id: usize, members: &[usize]) -> Subtopology {
+fn describe_subtopology(
+    nodes: &[std::rc::Rc<NodeDef>],
+    id: usize,
+    members: &[usize],
+) -> Subtopology {
     // `nodeGroup` (a HashSet filled in node order) is copied into
     // `nodesByName` (a HashMap of the same size): both iterate in bucket
     // order, ties in node order.
