@@ -11,7 +11,8 @@
 //! commit after each repartition record flushes its record cache; the
 //! output decoded on read). Prints tests per second for each, the ratio,
 //! and where a test's time goes (topology, driver, piping, reading,
-//! closing). Its Java twin, for Kafka's own driver, is
+//! closing); and the same tests of a suite that builds its topology once
+//! and hands each test a clone of it. Its Java twin, for Kafka's own driver, is
 //! `compat/oracle/src/main/java/compat/oracle/PerTestPeer.java`;
 //! `compat/bench` runs both.
 //!
@@ -66,7 +67,13 @@ fn topology() -> Topology {
 /// One test: topology, driver, topics, 5 lines, read, close. Returns how
 /// many count updates it read.
 fn one_test() -> usize {
-    let driver = TopologyTestDriver::new(topology()).expect("driver");
+    one_test_of(topology())
+}
+
+/// One test of a topology already built: driver, topics, 5 lines, read,
+/// close.
+fn one_test_of(topology: Topology) -> usize {
+    let driver = TopologyTestDriver::new(topology).expect("driver");
     let input = driver.create_input_topic("lines", StringSerde, StringSerde);
     let output = driver.create_output_topic("counts-out", StringSerde, I64Serde);
     for line in LINES {
@@ -80,6 +87,15 @@ fn one_test() -> usize {
 
 fn through_driver() -> usize {
     (0..TESTS).map(|_| black_box(one_test())).sum()
+}
+
+/// The tests of a suite that builds its topology once and gives each test
+/// a clone of it (nodes and their index shared, copied on change).
+fn through_driver_built_once() -> usize {
+    let built = topology();
+    (0..TESTS)
+        .map(|_| black_box(one_test_of(built.clone())))
+        .sum()
 }
 
 /// The per-record work of one test's 5 lines, without setup.
@@ -175,6 +191,9 @@ fn run_criterion() {
     let mut group = criterion.benchmark_group("word_count_2000_tests");
     group.throughput(Throughput::Elements(TESTS as u64));
     group.bench_function("driver", |b| b.iter(through_driver));
+    group.bench_function("driver_topology_built_once", |b| {
+        b.iter(through_driver_built_once)
+    });
     group.bench_function("same_work_baseline", |b| b.iter(same_work));
     group.finish();
     criterion.final_summary();
@@ -190,6 +209,7 @@ fn main() {
     }
     let read = one_test();
     assert_eq!(read, same_work_once(), "the driver and the baseline differ");
+    assert_eq!(through_driver_built_once(), read * TESTS);
     if std::env::var_os("STREAMS_BENCH_RATIO_ONLY").is_none() {
         run_criterion();
     }
@@ -204,6 +224,12 @@ fn main() {
         rate(same),
         same.as_secs_f64() * 1e6 / TESTS as f64,
         driver.as_secs_f64() / same.as_secs_f64()
+    );
+    let once = best_of(5, through_driver_built_once);
+    println!(
+        "driver, topology built once: {:.0} tests/s ({:.1} µs a test)",
+        rate(once),
+        once.as_secs_f64() * 1e6 / TESTS as f64
     );
     // The phases, best of 3 runs by their sum.
     let best = (0..3)

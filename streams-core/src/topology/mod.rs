@@ -284,8 +284,9 @@ pub struct Topology {
     /// hands out a copy of the builder's topology per call.
     nodes: Vec<Rc<NodeDef>>,
     /// Node name -> index in `nodes`; foldhash rather than SipHash (a test
-    /// suite builds a topology per test, and names come from the code).
-    index: HashMap<String, usize, foldhash::fast::FixedState>,
+    /// suite builds a topology per test, and names come from the code),
+    /// shared between clones as the nodes are.
+    index: Rc<HashMap<String, usize, foldhash::fast::FixedState>>,
     stores: Vec<Rc<dyn StoreBuilder>>,
     /// Global stores, shown by [`Topology::describe`] and run by the
     /// engine.
@@ -626,7 +627,7 @@ impl Topology {
             output,
             factory,
         }));
-        self.index.insert(name.to_owned(), id);
+        Rc::make_mut(&mut self.index).insert(name.to_owned(), id);
         Ok(())
     }
 
