@@ -508,7 +508,7 @@ impl<K: Ord + Clone + 'static, S: Clone, V: 'static> KvCore<K, S, V> {
         #[cfg(feature = "rocksdb")]
         if self.persistent {
             let path = context.state_dir().join("rocksdb").join(&self.name);
-            self.rocks = Some(super::rocksdb::RocksKv::open(&self.name, &path)?);
+            self.rocks = Some(super::rocksdb::RocksKv::open(&self.name, &path, true)?);
         }
         Ok(())
     }

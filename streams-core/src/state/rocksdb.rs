@@ -20,8 +20,10 @@ pub(crate) struct RocksKv {
     store: String,
     path: PathBuf,
     /// How many keys the database holds, kept exact (Kafka's RocksDB store
-    /// estimates it).
-    count: u64,
+    /// estimates it) when the store asks for it (a key-value store's
+    /// `approximate_num_entries`); `None` for stores that never ask (window,
+    /// session and versioned stores), whose writes then read nothing first.
+    count: Option<u64>,
 }
 
 impl std::fmt::Debug for RocksKv {
@@ -35,8 +37,9 @@ impl std::fmt::Debug for RocksKv {
 }
 
 impl RocksKv {
-    /// Opens (creating it if needed) the database of `store` at `path`.
-    pub(crate) fn open(store: &str, path: &Path) -> Result<Self> {
+    /// Opens (creating it if needed) the database of `store` at `path`,
+    /// keeping the count of its keys when `counted`.
+    pub(crate) fn open(store: &str, path: &Path, counted: bool) -> Result<Self> {
         let failed = |action: &'static str, reason: String| StreamsError::StoreIo {
             store: store.to_owned(),
             path: path.to_path_buf(),
@@ -47,10 +50,14 @@ impl RocksKv {
         let mut options = Options::default();
         options.create_if_missing(true);
         let db = DB::open(&options, path).map_err(|e| failed("open", e.into_string()))?;
-        let mut count = 0;
-        for entry in db.iterator(IteratorMode::Start) {
-            entry.map_err(|e| failed("read", e.into_string()))?;
-            count += 1;
+        let mut count = None;
+        if counted {
+            let mut n = 0;
+            for entry in db.iterator(IteratorMode::Start) {
+                entry.map_err(|e| failed("read", e.into_string()))?;
+                n += 1;
+            }
+            count = Some(n);
         }
         Ok(RocksKv {
             db,
@@ -83,24 +90,33 @@ impl RocksKv {
         self.db.get(key).map_err(|e| self.failed("read", e))
     }
 
-    /// Sets `key`; returns the old bytes.
+    /// Sets `key`; returns the old bytes when the keys are counted (else
+    /// `None`: nothing is read before the write).
     pub(crate) fn put(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        let old = self.get(key)?;
+        let old = match self.count {
+            Some(_) => self.get(key)?,
+            None => None,
+        };
         self.db
             .put(key, value)
             .map_err(|e| self.failed("write", e))?;
-        if old.is_none() {
-            self.count += 1;
+        if let (Some(count), None) = (&mut self.count, &old) {
+            *count += 1;
         }
         Ok(old)
     }
 
-    /// Removes `key`; returns the old bytes.
+    /// Removes `key`; returns the old bytes when the keys are counted
+    /// (else `None`: nothing is read before the delete).
     pub(crate) fn delete(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let Some(count) = self.count else {
+            self.db.delete(key).map_err(|e| self.failed("write", e))?;
+            return Ok(None);
+        };
         let old = self.get(key)?;
         if old.is_some() {
             self.db.delete(key).map_err(|e| self.failed("write", e))?;
-            self.count -= 1;
+            self.count = Some(count - 1);
         }
         Ok(old)
     }
@@ -152,24 +168,28 @@ impl RocksKv {
         Ok(out)
     }
 
+    /// How many keys the database holds (0 when they are not counted).
     pub(crate) fn len(&self) -> u64 {
-        self.count
+        self.count.unwrap_or(0)
     }
 }
 
 impl RocksKv {
-    /// Removes every key in `[from, to)`; returns how many there were.
-    fn delete_range(&mut self, from: &[u8], to: &[u8]) -> Result<u64> {
-        let gone = self
-            .range(Bound::Included(from), Bound::Excluded(to), true, |_| true)?
-            .len() as u64;
-        if gone > 0 {
-            let mut batch = rocksdb::WriteBatch::default();
-            batch.delete_range(from, to);
-            self.db.write(batch).map_err(|e| self.failed("write", e))?;
-            self.count -= gone;
+    /// Removes every key in `[from, to)` (counting them first only when
+    /// the keys are counted).
+    fn delete_range(&mut self, from: &[u8], to: &[u8]) -> Result<()> {
+        if let Some(count) = self.count {
+            let gone = self
+                .range(Bound::Included(from), Bound::Excluded(to), true, |_| true)?
+                .len() as u64;
+            if gone == 0 {
+                return Ok(());
+            }
+            self.count = Some(count - gone);
         }
-        Ok(gone)
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.delete_range(from, to);
+        self.db.write(batch).map_err(|e| self.failed("write", e))
     }
 }
 
@@ -369,7 +389,7 @@ impl RocksSegmented {
         retention_ms: i64,
         segment_interval_ms: i64,
     ) -> Result<Self> {
-        let db = RocksKv::open(store, path)?;
+        let db = RocksKv::open(store, path, false)?;
         let mut segments = std::collections::BTreeSet::new();
         let mut stream_time = -1;
         for (k, _) in db.range(Bound::Unbounded, Bound::Unbounded, true, |_| true)? {

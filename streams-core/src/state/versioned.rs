@@ -725,7 +725,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> StateStore for VersionedKeyVa
         #[cfg(feature = "rocksdb")]
         if self.persistent {
             let path = context.state_dir().join("rocksdb").join(&self.name);
-            self.rocks = Some(super::rocksdb::RocksKv::open(&self.name, &path)?);
+            self.rocks = Some(super::rocksdb::RocksKv::open(&self.name, &path, false)?);
         }
         Ok(())
     }
