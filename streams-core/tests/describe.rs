@@ -1593,3 +1593,41 @@ fn rendering_pasted_java_text() -> TestResult {
     "#);
     Ok(())
 }
+
+/// A clone shares its nodes with the original until one of them changes:
+/// a change to either (a new child, a store connected) leaves the other
+/// as it was, and both still run (issue 19: `build()` hands out a clone).
+#[test]
+fn clones_are_independent_after_a_change() -> TestResult {
+    let mut original = Topology::new();
+    original
+        .add_source::<String, String>("source", "in")?
+        .add_sink::<String, String>("sink", "out", &["source"])?;
+    let before = original.describe().to_string();
+    let mut copy = original.clone();
+    copy.add_sink::<String, String>("second-sink", "out-2", &["source"])?;
+    assert_eq!(original.describe().to_string(), before);
+    assert_eq!(original.node_names(), ["source", "sink"]);
+    assert_eq!(copy.node_names(), ["source", "sink", "second-sink"]);
+    assert_eq!(
+        copy.describe().to_string(),
+        "Topologies:\n   Sub-topology: 0\n    Source: source (topics: [in])\n      --> second-sink, sink\n    \
+         Sink: second-sink (topic: out-2)\n      <-- source\n    Sink: sink (topic: out)\n      <-- source\n\n"
+    );
+    // And the other way round: the original changes, the copy does not.
+    original.add_sink::<String, String>("third-sink", "out-3", &["source"])?;
+    assert_eq!(copy.node_names(), ["source", "sink", "second-sink"]);
+    assert_eq!(
+        original.describe().to_string(),
+        "Topologies:\n   Sub-topology: 0\n    Source: source (topics: [in])\n      --> sink, third-sink\n    \
+         Sink: sink (topic: out)\n      <-- source\n    Sink: third-sink (topic: out-3)\n      <-- source\n\n"
+    );
+    // A builder's topology is unchanged by what is added after build().
+    let builder = StreamsBuilder::new();
+    builder.stream::<String, String>("a").to("b");
+    let built = builder.build()?;
+    builder.stream::<String, String>("c").to("d");
+    assert_eq!(built.node_names().len(), 2);
+    assert_eq!(builder.build()?.node_names().len(), 4);
+    Ok(())
+}

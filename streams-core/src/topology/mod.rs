@@ -275,8 +275,28 @@ pub(crate) struct NodeDef {
 
 /// A graph of sources, processors and sinks. See the [module docs](self).
 ///
-/// Cloning is cheap and gives an independent copy of the graph; processor
-/// suppliers are shared, and every run calls them anew.
+/// Cloning is cheap and gives an independent copy of the graph: the nodes
+/// are shared until one of the copies changes one of them; processor
+/// suppliers are shared, and every run calls them anew. A test suite can
+/// build its topology once and give each test's driver a clone:
+///
+/// ```
+/// use streams_core::StreamsBuilder;
+/// use streams_core::serde::StringSerde;
+/// use streams_test::TopologyTestDriver;
+///
+/// let builder = StreamsBuilder::new();
+/// builder.stream::<String, String>("in").map_values(|v| v.to_uppercase()).to("out");
+/// let topology = builder.build()?;
+/// for word in ["a", "b"] {
+///     let driver = TopologyTestDriver::new(topology.clone())?;
+///     let input = driver.create_input_topic("in", StringSerde, StringSerde);
+///     let output = driver.create_output_topic("out", StringSerde, StringSerde);
+///     input.pipe_value(word);
+///     assert_eq!(output.read_value(), Some(word.to_uppercase()));
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Default)]
 pub struct Topology {
     /// The nodes, each shared between clones until one of them changes it
