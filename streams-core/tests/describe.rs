@@ -1599,29 +1599,45 @@ fn rendering_pasted_java_text() -> TestResult {
 /// as it was, and both still run (issue 19: `build()` hands out a clone).
 #[test]
 fn clones_are_independent_after_a_change() -> TestResult {
-    let mut original = Topology::new();
-    original
-        .add_source::<String, String>("source", "in")?
-        .add_sink::<String, String>("sink", "out", &["source"])?;
+    let mut original = papi_pipeline("in", "pass")?;
     let before = original.describe().to_string();
     let mut copy = original.clone();
-    copy.add_sink::<String, String>("second-sink", "out-2", &["source"])?;
+    copy.add_sink::<S, S>("second-sink", "out-2", &["pass"])?
+        .add_state_store(
+            Stores::key_value_store_builder("seen", StringSerde, StringSerde),
+            &["pass"],
+        )?;
     assert_eq!(original.describe().to_string(), before);
-    assert_eq!(original.node_names(), ["source", "sink"]);
-    assert_eq!(copy.node_names(), ["source", "sink", "second-sink"]);
+    assert_eq!(original.node_names(), ["Source", "pass", "Sink"]);
+    assert_eq!(original.node_store_names("pass"), Some(&[][..]));
+    assert_eq!(original.node_store_names("second-sink"), None);
+    assert_eq!(copy.node_names(), ["Source", "pass", "Sink", "second-sink"]);
+    assert_eq!(
+        copy.node_store_names("pass"),
+        Some(&["seen".to_owned()][..])
+    );
     assert_eq!(
         copy.describe().to_string(),
-        "Topologies:\n   Sub-topology: 0\n    Source: source (topics: [in])\n      --> second-sink, sink\n    \
-         Sink: second-sink (topic: out-2)\n      <-- source\n    Sink: sink (topic: out)\n      <-- source\n\n"
+        "Topologies:\n   Sub-topology: 0\n    Source: Source (topics: [in])\n      --> pass\n    \
+         Processor: pass (stores: [seen])\n      --> Sink, second-sink\n      <-- Source\n    \
+         Sink: Sink (topic: out)\n      <-- pass\n    Sink: second-sink (topic: out-2)\n      <-- pass\n\n"
     );
     // And the other way round: the original changes, the copy does not.
-    original.add_sink::<String, String>("third-sink", "out-3", &["source"])?;
-    assert_eq!(copy.node_names(), ["source", "sink", "second-sink"]);
-    assert_eq!(
-        original.describe().to_string(),
-        "Topologies:\n   Sub-topology: 0\n    Source: source (topics: [in])\n      --> sink, third-sink\n    \
-         Sink: sink (topic: out)\n      <-- source\n    Sink: third-sink (topic: out-3)\n      <-- source\n\n"
-    );
+    original.add_sink::<S, S>("third-sink", "out-3", &["pass"])?;
+    assert_eq!(copy.node_names(), ["Source", "pass", "Sink", "second-sink"]);
+    assert_eq!(copy.node_store_names("third-sink"), None);
+    // Both run, each with its own sinks.
+    for (topology, outputs) in [(original, ["out", "out-3"]), (copy, ["out", "out-2"])] {
+        let driver = streams_test::TopologyTestDriver::new(topology)?;
+        driver
+            .create_input_topic("in", StringSerde, StringSerde)
+            .pipe_key_value("k", "v");
+        for topic in outputs {
+            let out = driver.create_output_topic(topic, StringSerde, StringSerde);
+            assert_eq!(out.read_key_values_to_list().len(), 1, "{topic}");
+        }
+        assert_eq!(driver.produced_topic_names().len(), 2);
+    }
     // A builder's topology is unchanged by what is added after build().
     let builder = StreamsBuilder::new();
     builder.stream::<String, String>("a").to("b");
