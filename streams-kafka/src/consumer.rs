@@ -665,21 +665,19 @@ impl KafkaConsumer {
             return Ok(());
         }
         let assigned = self.assignment();
-        let (idle, started): (Vec<String>, usize) = {
+        let (mut idle, mut started) = (Vec::new(), 0);
+        {
             let Ok(states) = context.fetch_states.lock() else {
                 return Ok(());
             };
-            let idle = assigned
-                .iter()
-                .filter(|tp| states.get(*tp).is_some_and(|s| s == "none"))
-                .map(ToString::to_string)
-                .collect();
-            let started = assigned
-                .iter()
-                .filter(|tp| states.get(*tp).is_some_and(|s| s != "none"))
-                .count();
-            (idle, started)
-        };
+            for tp in &assigned {
+                match states.get(tp).map(String::as_str) {
+                    Some("none") => idle.push(tp.to_string()),
+                    Some(_) => started += 1,
+                    None => {}
+                }
+            }
+        }
         if started == assigned.len() {
             // Every assigned partition is fetching (or paused by the
             // caller after it started): nothing more to watch.

@@ -41,14 +41,7 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
         if keep {
             // The handlers may need the serialized record: decode from
             // borrowed bytes and keep it while the record is processed.
-            let position = task.source_position();
-            let decoded = decode_borrowed(
-                &ReadAt::of(position.as_deref()),
-                &*self.key,
-                &*self.value,
-                &raw,
-            );
-            drop(position);
+            let decoded = decode_borrowed(task, &*self.key, &*self.value, &raw);
             match decoded {
                 Ok((key, value)) => {
                     let record = Record {
@@ -116,13 +109,16 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for SourceNode<K, V> {
     }
 }
 
-/// Decodes a record's key and value from borrowed bytes.
+/// Decodes a record's key and value from borrowed bytes, its errors
+/// naming the task's source position (topic, partition, offset).
 fn decode_borrowed<K, V>(
-    at: &ReadAt<'_>,
+    task: &TaskState,
     key_serde: &(impl crate::serde::Serde<K> + ?Sized),
     value_serde: &(impl crate::serde::Serde<V> + ?Sized),
     raw: &RawRecord,
 ) -> Result<(Option<K>, Option<V>)> {
+    let position = task.source_position();
+    let at = &ReadAt::of(position.as_deref());
     guard_serde(at, || {
         let key = raw
             .key
@@ -365,19 +361,7 @@ impl<K: Clone + 'static, V: Clone + 'static> ErasedNode for GlobalSourceNode<K, 
     }
 
     fn process_raw(&mut self, task: &TaskState, me: usize, raw: RawRecord) -> Result<()> {
-        let position = task.source_position();
-        let decoded = decode_borrowed(
-            &ReadAt::of(position.as_deref()),
-            &*self.key,
-            &*self.value,
-            &raw,
-        );
-        drop(position);
-        let (key, value) = match decoded {
-            Ok((k, v)) => (Ok(k), Ok(v)),
-            Err(e) => (Err(e), Ok(None)),
-        };
-        let (key, value) = match key.and_then(|k| value.map(|v| (k, v))) {
+        let (key, value) = match decode_borrowed(task, &*self.key, &*self.value, &raw) {
             Ok(kv) => kv,
             Err(e) => {
                 let bad = BadRecord {
